@@ -1,0 +1,170 @@
+"""The live box: pins and the puck feed one queue; one loop thread owns the engine and the outputs.
+
+The loop blocks on the queue until the next input or the engine's next deadline (no polling),
+feeds the engine, then applies what changed: LEDs, sounds, the OLED frame (only if it changed),
+and the systemd watchdog.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .config import Config
+from .core.engine import Engine
+from .core.events import Edge, EncoderLevel, HallLevel, InputEvent, Request, Sound
+from .games import registry
+from .hw.display import Display
+from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs
+from .hw.outputs import Leds, Piezo
+from .hw.pinmap import load_pinmap
+from .ui.screens import farewell, render
+
+log = logging.getLogger(__name__)
+MAX_WAIT_S = 1.0       # the loop wakes at least this often (watchdog, display retry)
+CLOCK_SKEW_S = 10.0    # edge ticks this far off the loop clock are on another epoch: re-based
+
+
+@dataclass(frozen=True)
+class Wake:
+    """Put on the queue to make the loop look again (an event from outside the pins)."""
+    event: InputEvent | None = None
+
+
+class Box:
+    """One box: inputs, engine, outputs. `start()` runs the loop on its own thread."""
+
+    def __init__(self, config: Config, factory: Any, display: Display, *,
+                 on_frame: Callable[[Any], None] | None = None,
+                 on_request: Callable[[Request], None] | None = None,
+                 watchdog: Callable[[], None] | None = None) -> None:
+        self.config = config
+        self.factory = factory
+        self.display = display
+        self.on_frame = on_frame
+        self.on_request = on_request
+        self.watchdog = watchdog
+        self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
+        pins = load_pinmap(overrides=config.pins)
+        n = len(config.players)
+        self.inputs = build_inputs(pins, n, self.queue, factory)
+        self.leds = Leds(pins, n, factory)
+        self.piezo = Piezo(pins.get("PIEZO") if config.sound else None, factory)
+        self.t0 = factory.ticks()
+        self.engine = self._new_engine(config.game)
+        self.thread: threading.Thread | None = None
+        self.handled = 0
+        self.tick_offset = 0.0
+        self.refresh()
+
+    def _new_engine(self, game: str) -> Engine:
+        rules = registry.get(game)
+        return Engine(rules, tuple(self.config.players), self.config.options_for(game),
+                      self.config.seed, debounce_s=self.config.debounce_ms / 1000.0)
+
+    # ---- time ----
+
+    def now(self) -> float:
+        return float(self.factory.ticks_diff(self.factory.ticks(), self.t0))
+
+    def to_event(self, raw: RawEdge) -> InputEvent:
+        t = float(self.factory.ticks_diff(raw.ticks, self.t0)) + self.tick_offset
+        now = self.now()
+        if abs(t - now) > CLOCK_SKEW_S:
+            # The backend stamps edges on another clock: keep their spacing, move their epoch.
+            log.warning("edge ticks are %.1f s off the loop clock; re-basing them", t - now)
+            self.tick_offset += now - t
+            t = now
+        if raw.name in BUTTON_NAMES:
+            return Edge(t, raw.name, raw.active)
+        sensor = raw.name[-1]
+        if raw.name.startswith("ENC"):
+            return EncoderLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
+        return HallLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
+
+    # ---- the loop ----
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self.loop, name="box-loop", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.queue.put(None)
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+    def loop(self) -> None:
+        while True:
+            deadline = self.engine.next_deadline()
+            wait = MAX_WAIT_S if deadline is None else min(MAX_WAIT_S, max(0.0, deadline - self.now()))
+            try:
+                item = self.queue.get(timeout=wait)
+            except queue.Empty:
+                item = Wake()
+            if item is None:
+                return
+            try:
+                self.handle(item)
+            except Exception:  # a bug in one event must not stop the box
+                log.exception("error handling %r", item)
+            if self.watchdog is not None:
+                self.watchdog()
+
+    def pump(self) -> int:
+        """Handle everything queued now, without waiting (tests and tools; the loop does this live)."""
+        count = 0
+        while True:
+            try:
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                return count
+            if item is not None:
+                self.handle(item)
+                count += 1
+
+    def handle(self, item: RawEdge | Wake) -> None:
+        if isinstance(item, RawEdge):
+            effects = self.engine.feed(self.to_event(item))
+            self.handled += 1
+        elif item.event is not None:
+            effects = self.engine.feed(item.event)
+        else:
+            effects = self.engine.advance(self.now())
+        self.apply(effects)
+        self.refresh()
+
+    def apply(self, effects: list[Any]) -> None:
+        for effect in effects:
+            if isinstance(effect, Sound):
+                self.piezo.play(effect.name)
+            elif isinstance(effect, Request):
+                self.request(effect)
+
+    def request(self, req: Request) -> None:
+        if req.name == "switch" and req.arg:
+            log.info("switching to %s", req.arg)
+            self.config = self.config.with_game(req.arg)
+            self.engine = self._new_engine(req.arg)
+        if self.on_request is not None:
+            self.on_request(req)
+
+    def refresh(self) -> None:
+        self.leds.show(self.engine.lit())
+        frame = render(self.engine)
+        if self.display.show(frame, self.now()) and self.on_frame is not None:
+            self.on_frame(frame)
+
+    def close(self) -> None:
+        self.stop()
+        self.leds.close()
+        self.piezo.close()
+        self.display.close(farewell())
+        for device in self.inputs.values():
+            device.close()
+
+
+def run_daemon(args: Any) -> int:
+    from .daemon import main
+    return main(args)

@@ -1,0 +1,203 @@
+"""The config file (TOML): every key checked at start; a bad one is one line naming it (exit 78)."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .games import registry
+from .games.base import OptionError
+
+DEFAULT_PLAYERS = ("Red", "Blue", "Green", "Yellow")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class ConfigError(ValueError):
+    """A bad config: the message names the key and the problem."""
+
+
+@dataclass(frozen=True)
+class Config:
+    game: str = "grab-bag"
+    players: tuple[str, ...] = DEFAULT_PLAYERS
+    seed: int | None = None
+    log_level: str = "info"
+    state_dir: str = "/var/lib/pi-companion"
+    history: int = 20
+    debounce_ms: float = 5.0
+    display: str = "auto"
+    i2c_port: int = 1
+    i2c_address: int = 0x3C
+    rotate: int = 0
+    sound: bool = True
+    wind_source: str = "gpio"
+    puck_port: str = ""
+    pins: dict[str, int] = field(default_factory=dict)
+    games: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def options_for(self, game: str) -> dict[str, Any]:
+        return dict(self.games.get(game, {}))
+
+    def with_game(self, game: str) -> "Config":
+        return replace(self, game=game)
+
+
+# section -> key -> (field, checker)
+def _int(lo: int, hi: int):  # type: ignore[no-untyped-def]
+    def check(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ValueError(f"must be an integer from {lo} to {hi}")
+        return v
+    return check
+
+
+def _num(lo: float, hi: float):  # type: ignore[no-untyped-def]
+    def check(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            raise ValueError(f"must be a number from {lo:g} to {hi:g}")
+        return float(v)
+    return check
+
+
+def _choice(*choices: str):  # type: ignore[no-untyped-def]
+    def check(v: Any) -> str:
+        if v not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return str(v)
+    return check
+
+
+def _str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError("must be a string")
+    return v
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError("must be true or false")
+    return v
+
+
+def _players(v: Any) -> tuple[str, ...]:
+    if (not isinstance(v, list) or not 2 <= len(v) <= 8
+            or not all(isinstance(p, str) and p.strip() for p in v)):
+        raise ValueError("must be a list of 2 to 8 non-empty names")
+    if len(set(v)) != len(v):
+        raise ValueError("names must be unique")
+    return tuple(v)
+
+
+SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
+    "box": {
+        "game": ("game", _choice(*registry.GAMES)),
+        "players": ("players", _players),
+        "seed": ("seed", _int(0, 2**63 - 1)),
+        "log_level": ("log_level", _choice(*LOG_LEVELS)),
+        "state_dir": ("state_dir", _str),
+        "history": ("history", _int(0, 1000)),
+    },
+    "input": {"debounce_ms": ("debounce_ms", _num(5, 50))},
+    "display": {
+        "driver": ("display", _choice("auto", "ssd1306", "dummy", "none")),
+        "i2c_port": ("i2c_port", _int(0, 20)),
+        "i2c_address": ("i2c_address", _int(0x03, 0x77)),
+        "rotate": ("rotate", _int(0, 3)),
+    },
+    "sound": {"enabled": ("sound", _bool)},
+    "wind": {
+        "source": ("wind_source", _choice("gpio", "puck")),
+        "puck_port": ("puck_port", _str),
+    },
+}
+
+
+def parse_config(data: dict[str, Any], source: str = "config") -> Config:
+    values: dict[str, Any] = {}
+    for section, body in data.items():
+        if section == "pins":
+            values["pins"] = _pins(body, source)
+            continue
+        if section == "games":
+            continue
+        if section not in SCHEMA:
+            raise ConfigError(f"{source}: [{section}]: unknown section "
+                              f"(known: {', '.join([*SCHEMA, 'pins', 'games'])})")
+        if not isinstance(body, dict):
+            raise ConfigError(f"{source}: {section}: must be a table")
+        for key, value in body.items():
+            if key not in SCHEMA[section]:
+                raise ConfigError(f"{source}: {section}.{key}: unknown key "
+                                  f"(known: {', '.join(SCHEMA[section])})")
+            name, check = SCHEMA[section][key]
+            try:
+                values[name] = check(value)
+            except ValueError as err:
+                raise ConfigError(f"{source}: {section}.{key}: {err}") from None
+    config = Config(**values)
+    return replace(config, games=_games(data.get("games", {}), config.players, source))
+
+
+def _pins(body: Any, source: str) -> dict[str, int]:
+    from .hw.pinmap import NAMES
+    if not isinstance(body, dict):
+        raise ConfigError(f"{source}: pins: must be a table of name = BCM number")
+    for key, value in body.items():
+        if key not in NAMES:
+            raise ConfigError(f"{source}: pins.{key}: unknown pin name")
+        if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 27:
+            raise ConfigError(f"{source}: pins.{key}: must be a BCM GPIO number from 2 to 27")
+    try:
+        from .hw.pinmap import load_pinmap
+        load_pinmap(overrides=body)
+    except ValueError as err:
+        raise ConfigError(f"{source}: pins: {err}") from None
+    return dict(body)
+
+
+def _games(body: Any, players: tuple[str, ...], source: str) -> dict[str, dict[str, Any]]:
+    if not isinstance(body, dict):
+        raise ConfigError(f"{source}: games: must be a table of per-game option tables")
+    out: dict[str, dict[str, Any]] = {}
+    for name, options in body.items():
+        if name not in registry.GAMES:
+            raise ConfigError(f"{source}: games.{name}: unknown game (known: {', '.join(registry.GAMES)})")
+        if not isinstance(options, dict):
+            raise ConfigError(f"{source}: games.{name}: must be a table of options")
+        try:
+            rules = registry.get(name)
+        except ImportError:
+            out[name] = dict(options)
+            continue
+        try:
+            if rules.min_players <= len(players) <= rules.max_players:
+                rules.new_game(players, options, 0)
+            else:
+                rules.new_game(tuple(f"p{i}" for i in range(rules.min_players)), options, 0)
+        except OptionError as err:
+            raise ConfigError(f"{source}: games.{name}.{str(err).removeprefix('options.')}") from None
+        out[name] = dict(options)
+    return out
+
+
+def load_config(path: Path, must_exist: bool = False) -> Config:
+    """Read and check `path`; an absent file means all defaults (unless `must_exist`)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        if must_exist:
+            raise ConfigError(f"{path}: no such file") from None
+        return Config()
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    return parse_config(data, str(path))
+
+
+def template_text() -> str:
+    return resources.files(__package__).joinpath("data/config-template.toml").read_text()

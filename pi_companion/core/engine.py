@@ -1,0 +1,356 @@
+"""The table engine: timestamped inputs in, game actions and effects out, on whatever clock feeds it.
+
+It owns debouncing, long presses, encoder detents, hall decoding, the fair first press (settle
+window, earliest edge timestamp wins), undo and the menu. It never reads a clock: `feed(event)`
+moves its clock to the event's time, `advance(now)` fires timers due by `now`, and
+`next_deadline()` says when the caller should call `advance` next. The live loop, `replay`,
+`simulate` and resume after a power cut all drive this one object.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
+
+from ..games.base import Game
+from . import rand
+from .debounce import DEBOUNCE_S, Debouncer
+from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, EncoderLevel,
+                     HallCounts, HallLevel, HallStep, InputEvent, Judge, MenuChoice, PlayerHold,
+                     PlayerPress, PuckReset, PuckStatus, Request, Sound, Tick, Turn, Verdict)
+from .menu import Menu
+from .quadrature import Quadrature
+
+LONG_S = {"YES": 1.0, "NO": 1.0, "MENU": 3.0}
+HOLD_S = 2.0                 # a player button held this long is a PlayerHold
+STEPS_PER_DETENT = 4         # encoder quadrature steps per click
+BUTTONS = tuple(f"P{i}" for i in range(1, 9)) + ("YES", "NO", "MENU")
+
+
+@dataclass(frozen=True)
+class Table:
+    """What undo restores: the game, the engine's random source and the buzz being judged."""
+    game: Any
+    rng: int
+    last_buzz: BuzzOrder | None = None
+    judging: bool = False                  # a decided buzz awaits judgement: record later presses
+    eligible: frozenset[int] = frozenset()
+
+
+@dataclass
+class Window:
+    """An open settle window: the presses that arrived while it was open."""
+    due: float
+    eligible: frozenset[int]
+    presses: dict[int, float] = field(default_factory=dict)
+
+
+class Engine:
+    def __init__(self, rules: Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int,
+                 *, debounce_s: float = DEBOUNCE_S) -> None:
+        self.rules = rules
+        self.players = tuple(players)
+        self.options = dict(options)
+        self.seed = seed
+        self.debounce_s = debounce_s
+        self.clock = 0.0
+        self.table = Table(rules.new_game(self.players, self.options, seed), rand.seed_state(seed, 1))
+        self.undo_stack: list[tuple[Table, str]] = []
+        self.buttons = {b: Debouncer(debounce_s) for b in BUTTONS}
+        self.holds: dict[str, float] = {}
+        self.window: Window | None = None
+        self.hall = Quadrature()
+        self.encoder = Quadrature()
+        self.encoder_steps = 0
+        self.puck: tuple[str, int, int] | None = None     # boot id, net, invalid last seen
+        self.menu: Menu | None = None
+        self.notice = ""
+        self.shutdown_requested = False
+        self.games_played = 0
+        self.presses = 0                                  # debounced player presses seen
+        self._effects: list[Effect] = []
+
+    # ---- driving ----
+
+    def feed(self, event: InputEvent) -> list[Effect]:
+        """Handle one input: first fire every timer due by its time, then act on it."""
+        self._fire_due(max(self.clock, event.t))
+        self._handle(event)
+        return self._take_effects()
+
+    def advance(self, now: float) -> list[Effect]:
+        """Let the clock run on to `now`, firing timers due by then."""
+        self._fire_due(max(self.clock, now))
+        return self._take_effects()
+
+    def next_deadline(self) -> float | None:
+        due = self._timers()
+        return min(due)[0] if due else None
+
+    # ---- views ----
+
+    @property
+    def game(self) -> Any:
+        return self.table.game
+
+    def lit(self) -> frozenset[int]:
+        if self.menu is not None and self.menu.button_test:
+            return frozenset({int(self.menu.tested[1:]) - 1}) if self.menu.tested[:1] == "P" else frozenset()
+        return self.rules.lit(self.game)
+
+    def report(self) -> dict[str, Any]:
+        body = self.rules.report(self.game)
+        winners = [self.players[i] for i in body.pop("winners")]
+        buzz = self.table.last_buzz
+        return {
+            "game": self.rules.name,
+            "players": list(self.players),
+            "over": body.pop("over"),
+            "winners": winners,
+            "phase": body.pop("phase"),
+            "last_buzz": None if buzz is None else {
+                "winner": self.players[buzz.winner],
+                "order": [{"player": self.players[p], "after_ms": ms} for p, ms in buzz.ordered()],
+            },
+            "shutdown_requested": self.shutdown_requested,
+            **body,
+        }
+
+    # ---- timers ----
+
+    def _timers(self) -> list[tuple[float, int, Callable[[float], None]]]:
+        due: list[tuple[float, int, Callable[[float], None]]] = []
+        for name, deb in self.buttons.items():
+            if deb.settle_due is not None:
+                due.append((deb.settle_due, 0, lambda _t, n=name: self._settle(n)))
+        for name, at in self.holds.items():
+            due.append((at, 1, lambda t, n=name: self._held(n, t)))
+        if self.window is not None:
+            due.append((self.window.due, 2, self._close_window))
+        game_due = self.rules.next_timer(self.game)
+        if game_due is not None:
+            due.append((game_due, 3, lambda t: self._step(Tick(t))))
+        return due
+
+    def _fire_due(self, now: float) -> None:
+        while True:
+            due = [d for d in self._timers() if d[0] <= now]
+            if not due:
+                break
+            at, _, fire = min(due, key=lambda d: (d[0], d[1]))
+            self.clock = max(self.clock, at)
+            fire(at)
+        self.clock = now
+
+    # ---- inputs ----
+
+    def _handle(self, event: InputEvent) -> None:
+        if isinstance(event, Edge):
+            if event.button in self.buttons:
+                for pressed, t in self.buttons[event.button].edge(event.t, event.pressed):
+                    self._transition(event.button, pressed, t)
+        elif isinstance(event, Turn):
+            self._dial(event.t, event.delta)
+        elif isinstance(event, EncoderLevel):
+            self.encoder_steps += self.encoder.set_level(event.sensor, event.level)
+            if abs(self.encoder_steps) >= STEPS_PER_DETENT:
+                delta = 1 if self.encoder_steps > 0 else -1
+                self.encoder_steps -= delta * STEPS_PER_DETENT
+                self._dial(event.t, delta)
+        elif isinstance(event, HallLevel):
+            self._hall_level(event)
+        elif isinstance(event, HallCounts):
+            self._hall_counts(event)
+        elif isinstance(event, PuckStatus):
+            self._puck_status(event)
+
+    def _hall_level(self, event: HallLevel) -> None:
+        level = self.hall.a if event.sensor == "A" else self.hall.b
+        if int(event.level) == level:
+            return
+        invalid = self.hall.invalid
+        delta = self.hall.set_level(event.sensor, int(event.level))
+        self._step(HallStep(event.t, delta, self.hall.invalid != invalid))
+
+    def _hall_counts(self, event: HallCounts) -> None:
+        last = self.puck
+        self.puck = (event.boot_id, event.net, event.invalid)
+        if last is None or last[0] != event.boot_id:
+            return
+        delta, invalid = event.net - last[1], event.invalid - last[2]
+        if delta or invalid:
+            self._step(HallStep(event.t, delta, invalid > 0))
+
+    def _puck_status(self, event: PuckStatus) -> None:
+        if not event.connected or (self.puck is not None and self.puck[0] != event.boot_id):
+            self.puck = None
+            self._step(PuckReset(event.t))
+
+    def _settle(self, button: str) -> None:
+        for pressed, t in self.buttons[button].settle():
+            self._transition(button, pressed, t)
+
+    def _transition(self, button: str, pressed: bool, t: float) -> None:
+        if pressed:
+            self._down(button, t)
+        elif button in self.holds:
+            del self.holds[button]
+            self._short(button, t)
+
+    def _down(self, button: str, t: float) -> None:
+        if self.menu is not None and self.menu.button_test:
+            self.menu = replace(self.menu, tested=button)
+        if button in LONG_S:
+            self.holds[button] = t + LONG_S[button]
+            return
+        player = int(button[1:]) - 1
+        if player >= len(self.players):
+            return
+        self.holds[button] = t + HOLD_S
+        self.presses += 1
+        if self.menu is None:
+            self._player_press(player, t)
+
+    def _held(self, button: str, t: float) -> None:
+        """A button stayed down its long-press time: act now; its release will do nothing."""
+        del self.holds[button]             # so its release does nothing
+        if not self.buttons[button].logical:
+            return
+        if button == "NO":
+            self.menu = None
+            self._undo()
+        elif button == "YES":
+            self._judge("special", t)
+        elif button == "MENU":
+            self.shutdown_requested = True
+            self._effects.append(Request("shutdown"))
+        elif self.menu is None:
+            self._step(PlayerHold(t, int(button[1:]) - 1))
+
+    def _short(self, button: str, t: float) -> None:
+        if button == "MENU":
+            self._toggle_menu()
+        elif button in ("YES", "NO"):
+            if self.menu is not None:
+                self._menu_button(button, t)
+            else:
+                self._judge("yes" if button == "YES" else "no", t)
+
+    def _dial(self, t: float, delta: int) -> None:
+        if self.menu is not None:
+            self.menu = self.menu.move(delta)
+        else:
+            self._step(Dial(t, delta))
+
+    # ---- the fair first press ----
+
+    def _player_press(self, player: int, t: float) -> None:
+        window = self.window
+        if window is not None:
+            if player in window.eligible and player not in window.presses:
+                window.presses[player] = t
+            return
+        table = self.table
+        if table.judging and table.last_buzz is not None:
+            if player in table.eligible:
+                self.table = replace(table, last_buzz=table.last_buzz.with_press(player, t))
+            return
+        eligible = self.rules.buzzers(self.game)
+        if player in eligible:
+            self.window = Window(self.clock + self.rules.settle_s(self.game), eligible, {player: t})
+            self._step(BuzzOpened(self.clock))
+        else:
+            self._step(PlayerPress(t, player))
+
+    def _close_window(self, _at: float) -> None:
+        window, self.window = self.window, None
+        assert window is not None
+        first = min(window.presses.values())
+        tied = sorted(p for p, t in window.presses.items() if t == first)
+        winner, rng = rand.choice(self.table.rng, tied) if len(tied) > 1 else (tied[0], self.table.rng)
+        others = tuple((p, t) for p, t in window.presses.items() if p != winner)
+        self.table = replace(self.table, rng=rng, judging=True, eligible=window.eligible,
+                             last_buzz=BuzzOrder(winner, first, others))
+        self._effects.append(Sound("buzz"))
+        self._step(Buzz(first, winner))
+
+    # ---- judgements and undo ----
+
+    def _judge(self, verdict: Verdict, t: float) -> None:
+        if self.menu is not None:
+            return
+        before = self.table
+        label = self.rules.undo_label(before.game, verdict)
+        self._step(Judge(t, verdict))
+        if self.table.game != before.game:
+            self.undo_stack.append((before, label))
+            self.table = replace(self.table, judging=False)
+            self.notice = ""
+
+    def _undo(self) -> None:
+        if not self.undo_stack:
+            self.notice = "Nothing to undo"
+            return
+        self.table, label = self.undo_stack.pop()
+        self.window = None
+        self.notice = f"Undone: {label}"
+        self._effects.append(Sound("undo"))
+
+    def _step(self, action: Action) -> None:
+        was_over = self.rules.is_over(self.game)
+        game, effects = self.rules.step(self.game, action)
+        self.table = replace(self.table, game=game)
+        self._effects.extend(effects)
+        if not was_over and self.rules.is_over(game):
+            self._effects.append(Sound("over"))
+
+    def _take_effects(self) -> list[Effect]:
+        out, self._effects = self._effects, []
+        return out
+
+    # ---- the menu ----
+
+    def _toggle_menu(self) -> None:
+        if self.menu is not None:
+            self.menu = None
+            return
+        items = self.rules.menu_items(self.game)
+        if self.rules.rules_card():
+            items += (("rules", "Rules card"),)
+        items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
+                  ("shutdown", "Shut down"), ("close", "Back to game"))
+        self.menu = Menu(items)
+
+    def _menu_button(self, button: str, t: float) -> None:
+        menu = self.menu
+        assert menu is not None
+        if button == "NO" or menu.card or menu.button_test:
+            self.menu = menu.back() if button == "NO" else menu
+            return
+        key = menu.selected
+        card = self.rules.menu_card(self.game, key)
+        if key == "rules":
+            self.menu = menu.show_card(self.rules.title, self.rules.rules_card())
+        elif card is not None:
+            self.menu = menu.show_card(*card)
+        elif key == "test":
+            self.menu = replace(menu, button_test=True)
+        elif key == "new":
+            self.menu = None
+            self.new_game()
+        elif key in ("switch", "shutdown"):
+            self.menu = None
+            self._effects.append(Request(key))
+        elif key == "close":
+            self.menu = None
+        else:
+            self.menu = None
+            self._step(MenuChoice(t, key))
+
+    def new_game(self) -> None:
+        """Start over with the same players and options (the next seed: a new shuffle)."""
+        self.games_played += 1
+        game = self.rules.new_game(self.players, self.options, self.seed + self.games_played)
+        self.table = Table(game, rand.seed_state(self.seed + self.games_played, 1))
+        self.undo_stack.clear()
+        self.window = None
+        self.notice = "New game"

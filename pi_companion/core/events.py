@@ -1,0 +1,174 @@
+"""Events and effects: every input carries its edge timestamp `t` (seconds since game start)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Button = str  # "P1".."P8", "YES", "NO", "MENU"
+Sensor = Literal["A", "B"]
+
+# ---- raw inputs (what the GPIO layer, the puck link or a scenario delivers) ----
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A button's contact closed (`pressed`) or opened."""
+    t: float
+    button: Button
+    pressed: bool
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One detent of the rotary encoder, +1 clockwise."""
+    t: float
+    delta: int
+
+
+@dataclass(frozen=True)
+class EncoderLevel:
+    """A level change on encoder contact A or B (decoded into detents by the engine)."""
+    t: float
+    sensor: Sensor
+    level: int
+
+
+@dataclass(frozen=True)
+class HallLevel:
+    """A level change of hall sensor A or B."""
+    t: float
+    sensor: Sensor
+    level: int
+
+
+@dataclass(frozen=True)
+class HallCounts:
+    """Absolute counters from the wind puck; the engine turns them into steps."""
+    t: float
+    boot_id: str
+    net: int
+    invalid: int
+
+
+@dataclass(frozen=True)
+class PuckStatus:
+    """The puck was plugged in (connected, with its boot id) or unplugged."""
+    t: float
+    connected: bool
+    boot_id: str = ""
+
+
+InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus
+
+# ---- actions (what the engine hands to a game) ----
+
+
+@dataclass(frozen=True)
+class Buzz:
+    """Player `player` won the settle window: the earliest press."""
+    t: float
+    player: int
+
+
+@dataclass(frozen=True)
+class BuzzOpened:
+    """An eligible press opened the settle window (Hands Up! stops its beats here)."""
+    t: float
+
+
+Verdict = Literal["yes", "no", "special"]
+
+
+@dataclass(frozen=True)
+class Judge:
+    """Short YES (`yes`), short NO (`no`) or long YES (`special`)."""
+    t: float
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class PlayerPress:
+    """A player button press that is not a buzz (games without a race, or a closed race)."""
+    t: float
+    player: int
+
+
+@dataclass(frozen=True)
+class PlayerHold:
+    """A player button held down for HOLD_S seconds."""
+    t: float
+    player: int
+
+
+@dataclass(frozen=True)
+class Dial:
+    """An encoder detent reaching the game."""
+    t: float
+    delta: int
+
+
+@dataclass(frozen=True)
+class HallStep:
+    """A hall level change decoded: `delta` steps (-1, 0, +1), `invalid` if an edge was missed."""
+    t: float
+    delta: int
+    invalid: bool = False
+
+
+@dataclass(frozen=True)
+class Tick:
+    """The game's own timer (a beat, a settle) came due at `t`."""
+    t: float
+
+
+@dataclass(frozen=True)
+class MenuChoice:
+    """A game item chosen from the on-box menu."""
+    t: float
+    key: str
+
+
+@dataclass(frozen=True)
+class PuckReset:
+    """The wind puck rebooted or was unplugged: a wind check in progress is void."""
+    t: float
+
+
+Action = (Buzz | BuzzOpened | Judge | PlayerPress | PlayerHold | Dial | HallStep | Tick
+          | MenuChoice | PuckReset)
+
+# ---- effects (what the box does besides redrawing) ----
+
+
+@dataclass(frozen=True)
+class Sound:
+    """Play a named short sound: buzz, correct, wrong, over, tick, ..."""
+    name: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """Something only the application can do: shutdown, switch game."""
+    name: str
+    arg: str = ""
+
+
+Effect = Sound | Request
+
+
+@dataclass(frozen=True)
+class BuzzOrder:
+    """The decided buzz: the winner and everyone else who pressed, with margins in ms."""
+    winner: int
+    winner_t: float
+    others: tuple[tuple[int, float], ...] = field(default=())  # (player, t) in arrival order
+
+    def ordered(self) -> list[tuple[int, float]]:
+        """(player, after_ms) with the winner first, then the rest by timestamp."""
+        rest = sorted(self.others, key=lambda pt: (pt[1], pt[0]))
+        return [(self.winner, 0.0)] + [(p, round((t - self.winner_t) * 1000.0, 3)) for p, t in rest]
+
+    def with_press(self, player: int, t: float) -> "BuzzOrder":
+        if player == self.winner or any(p == player for p, _ in self.others):
+            return self
+        return BuzzOrder(self.winner, self.winner_t, self.others + ((player, t),))

@@ -1,0 +1,32 @@
+"""The on-box menu: a list walked with the encoder, YES to choose, NO or MENU to leave."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Menu:
+    items: tuple[tuple[str, str], ...]          # (key, label)
+    cursor: int = 0
+    card: tuple[str, ...] = ()                  # a text card being shown (rules, bank, ...)
+    card_title: str = ""
+    button_test: bool = False
+    tested: str = ""                            # the last button seen in the button test
+
+    def move(self, delta: int) -> "Menu":
+        if self.card or self.button_test or not self.items:
+            return self
+        return replace(self, cursor=(self.cursor + delta) % len(self.items))
+
+    @property
+    def selected(self) -> str:
+        return self.items[self.cursor][0] if self.items else ""
+
+    def show_card(self, title: str, lines: tuple[str, ...]) -> "Menu":
+        return replace(self, card=lines or ("(empty)",), card_title=title)
+
+    def back(self) -> "Menu | None":
+        """NO: leave a card or the button test, else close the menu."""
+        if self.card or self.button_test:
+            return replace(self, card=(), card_title="", button_test=False, tested="")
+        return None

@@ -1,0 +1,125 @@
+"""What every game offers the engine, and the option checks their scenarios and configs share.
+
+A game is a pure state machine: `step(state, action) -> (state, effects)` on frozen state,
+never a clock, a file or a pin. Illegal or irrelevant actions return the state unchanged.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..core.events import Action, Effect, Verdict
+
+Effects = tuple[Effect, ...]
+NO_EFFECTS: Effects = ()
+
+
+class OptionError(ValueError):
+    """A bad game option; the message names it: `options.cards: must be ...`."""
+
+
+class Game:
+    """Defaults for the optional parts of the game interface; each game overrides what it uses."""
+
+    name = ""
+    title = ""
+    min_players = 2
+    max_players = 8
+    option_names: frozenset[str] = frozenset()
+
+    def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> Any:
+        raise NotImplementedError
+
+    def step(self, state: Any, action: Action) -> tuple[Any, Effects]:
+        raise NotImplementedError
+
+    def report(self, state: Any) -> dict[str, Any]:
+        """Game keys of the replay report, including `over`, `winners` (indices) and `phase`."""
+        raise NotImplementedError
+
+    def is_over(self, state: Any) -> bool:
+        return bool(self.report(state)["over"])
+
+    def settle_s(self, state: Any) -> float:
+        return 0.002
+
+    def buzzers(self, state: Any) -> frozenset[int]:
+        """Players whose press is a buzz right now (empty: presses go to the game as they are)."""
+        return frozenset()
+
+    def next_timer(self, state: Any) -> float | None:
+        return None
+
+    def lit(self, state: Any) -> frozenset[int]:
+        """Players whose button LED is on."""
+        return frozenset()
+
+    def menu_items(self, state: Any) -> tuple[tuple[str, str], ...]:
+        """Game entries for the on-box menu: (key, label); chosen ones arrive as MenuChoice."""
+        return ()
+
+    def menu_card(self, state: Any, key: str) -> tuple[str, tuple[str, ...]] | None:
+        """A text card for menu entry `key` (title, lines), or None to send it as MenuChoice."""
+        return None
+
+    def rules_card(self) -> tuple[str, ...]:
+        return ()
+
+    def undo_label(self, state: Any, verdict: Verdict) -> str:
+        """What a judgement on `state` did, for the "Undone: ..." notice."""
+        return {"yes": "YES", "no": "NO", "special": "long YES"}[verdict]
+
+
+def check_known(options: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    allowed = set(allowed)
+    for key in options:
+        if key not in allowed:
+            raise OptionError(f"options.{key}: unknown option (allowed: {', '.join(sorted(allowed))})")
+
+
+def opt_int(options: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    value = options.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise OptionError(f"options.{key}: must be an integer from {lo} to {hi}")
+    return value
+
+
+def opt_number(options: Mapping[str, Any], key: str, default: float, lo: float, hi: float) -> float:
+    value = options.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+        raise OptionError(f"options.{key}: must be a number from {lo:g} to {hi:g}")
+    return float(value)
+
+
+def opt_choice(options: Mapping[str, Any], key: str, default: str, choices: Sequence[str]) -> str:
+    value = options.get(key, default)
+    if value not in choices:
+        raise OptionError(f"options.{key}: must be one of {', '.join(choices)}")
+    return str(value)
+
+
+def opt_player(options: Mapping[str, Any], key: str, players: Sequence[str], default: int = 0) -> int:
+    """A player named in the options, as an index."""
+    if key not in options:
+        return default
+    value = options[key]
+    if value not in players:
+        raise OptionError(f"options.{key}: must be one of the players ({', '.join(players)})")
+    return list(players).index(value)
+
+
+def opt_names(options: Mapping[str, Any], key: str, default: Sequence[str], least: int = 1) -> tuple[str, ...]:
+    value = options.get(key, list(default))
+    if (not isinstance(value, list) or len(value) < least
+            or not all(isinstance(v, str) and v.strip() for v in value) or len(set(value)) != len(value)):
+        raise OptionError(f"options.{key}: must be a list of at least {least} unique non-empty names")
+    return tuple(value)
+
+
+def opt_settle_ms(options: Mapping[str, Any], default: float = 2.0) -> float:
+    return opt_number(options, "settle_ms", default, 0.0, 100.0)
+
+
+def most(scores: Sequence[int]) -> tuple[int, ...]:
+    """Indices of every player with the highest score (ties: several winners)."""
+    top = max(scores)
+    return tuple(i for i, s in enumerate(scores) if s == top)

@@ -1,0 +1,53 @@
+"""gpiozero input devices built from the pin map; every edge goes on one queue with its ticks."""
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass
+from typing import Any
+
+from gpiozero import DigitalInputDevice
+
+BUTTON_NAMES = tuple(f"P{i}" for i in range(1, 9)) + ("YES", "NO", "MENU")
+LEVEL_NAMES = ("ENC_A", "ENC_B", "HALL_A", "HALL_B")
+
+
+@dataclass(frozen=True)
+class RawEdge:
+    """One pin edge as the GPIO layer saw it: `active` = button pressed / sensor level high."""
+    name: str
+    ticks: float
+    active: bool
+
+
+class EdgeInput(DigitalInputDevice):  # type: ignore[misc]
+    """A DigitalInputDevice that queues every edge with the pin factory's ticks.
+
+    gpiozero's pin keeps only a weak reference to its handler, so we hook `_pin_changed`
+    (which the device registered itself) instead of setting `pin.when_changed`.
+    """
+
+    def __init__(self, name: str, pin: int, sink: "queue.SimpleQueue[RawEdge]", *,
+                 pull_up: bool | None, factory: Any) -> None:
+        active_state = True if pull_up is None else None
+        super().__init__(pin, pull_up=pull_up, active_state=active_state, bounce_time=None,
+                         pin_factory=factory)
+        self.label = name
+        self.sink = sink
+
+    def _pin_changed(self, ticks: float, state: int) -> None:
+        self.sink.put(RawEdge(self.label, ticks, bool(self._state_to_value(state))))
+        super()._pin_changed(ticks, state)
+
+
+def build_inputs(pins: dict[str, int], n_players: int, sink: "queue.SimpleQueue[RawEdge]",
+                 factory: Any) -> dict[str, EdgeInput]:
+    """Buttons (to ground, internal pull-up), encoder contacts (pull-up) and hall latches
+    (open drain with external pull-ups: floating here)."""
+    devices: dict[str, EdgeInput] = {}
+    wanted = [f"P{i}" for i in range(1, n_players + 1)] + ["YES", "NO", "MENU", *LEVEL_NAMES]
+    for name in wanted:
+        if name not in pins:
+            continue
+        pull: bool | None = None if name.startswith("HALL") else True
+        devices[name] = EdgeInput(name, pins[name], sink, pull_up=pull, factory=factory)
+    return devices

@@ -1,0 +1,84 @@
+"""Player LEDs and the piezo: applied from what the engine says, never decided here."""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import Any, Iterable
+
+from gpiozero import LED, TonalBuzzer
+from gpiozero.tones import Tone
+
+log = logging.getLogger(__name__)
+
+# name -> (note, seconds) steps; None is a rest. Kept inside TonalBuzzer's default A3..A5 range.
+SOUNDS: dict[str, tuple[tuple[str | None, float], ...]] = {
+    "buzz": (("A5", 0.08),),
+    "correct": (("C5", 0.08), ("E5", 0.08), ("G5", 0.12)),
+    "wrong": (("C4", 0.25),),
+    "over": (("C5", 0.1), ("E5", 0.1), ("G5", 0.1), ("C5", 0.1), ("G5", 0.3)),
+    "undo": (("G4", 0.06), (None, 0.04), ("G4", 0.06)),
+    "tick": (("A4", 0.02),),
+    "theft": (("E5", 0.08), ("A5", 0.15)),
+    "false-alarm": (("D4", 0.2), ("A3", 0.2)),
+    "police": (("A5", 0.1), ("D5", 0.1), ("A5", 0.1), ("D5", 0.1)),
+    "target": (("A5", 0.15),),
+    "overshoot": (("A3", 0.08), (None, 0.03), ("A3", 0.08), (None, 0.03), ("A3", 0.08)),
+    "roll": (("E5", 0.03), ("G5", 0.03), ("E5", 0.03), ("A5", 0.05)),
+}
+
+
+class Leds:
+    def __init__(self, pins: dict[str, int], n_players: int, factory: Any) -> None:
+        self.leds = {i: LED(pins[f"LED{i + 1}"], pin_factory=factory)
+                     for i in range(n_players) if f"LED{i + 1}" in pins}
+        self.lit: frozenset[int] = frozenset()
+
+    def show(self, lit: Iterable[int]) -> None:
+        lit = frozenset(lit)
+        if lit == self.lit:
+            return
+        for i, led in self.leds.items():
+            if (i in lit) != (i in self.lit):
+                led.value = i in lit
+        self.lit = lit
+
+    def close(self) -> None:
+        for led in self.leds.values():
+            led.off()
+            led.close()
+
+
+class Piezo:
+    """Plays named sounds on a worker thread, so the loop never waits for a tune."""
+
+    def __init__(self, pin: int | None, factory: Any) -> None:
+        self.buzzer = TonalBuzzer(pin, pin_factory=factory) if pin is not None else None
+        self.queue: "queue.SimpleQueue[str | None]" = queue.SimpleQueue()
+        self.played: list[str] = []
+        self.thread = threading.Thread(target=self._work, name="piezo", daemon=True)
+        self.thread.start()
+
+    def play(self, name: str) -> None:
+        self.played.append(name)
+        if name in SOUNDS:
+            self.queue.put(name)
+
+    def _work(self) -> None:
+        stop = threading.Event()
+        while (name := self.queue.get()) is not None:
+            for note, seconds in SOUNDS[name]:
+                try:
+                    if self.buzzer is not None:
+                        self.buzzer.play(Tone(note)) if note else self.buzzer.stop()
+                except Exception as err:  # a piezo fault must never reach the game
+                    log.warning("piezo: %s", err)
+                stop.wait(seconds)
+            if self.buzzer is not None:
+                self.buzzer.stop()
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join(timeout=2)
+        if self.buzzer is not None:
+            self.buzzer.close()

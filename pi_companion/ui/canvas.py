@@ -1,0 +1,80 @@
+"""Drawing helpers for the 128x64 one-bit OLED: fonts by size, fitted and centred text."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from PIL import Image, ImageDraw, ImageFont
+
+WIDTH, HEIGHT = 128, 64
+Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
+
+
+@lru_cache(maxsize=None)
+def font(size: int) -> Font:
+    """Pillow's built-in font at `size` px (the bitmap font if FreeType is missing)."""
+    try:
+        return ImageFont.load_default(size=size)
+    except (TypeError, OSError, ImportError):
+        return ImageFont.load_default()
+
+
+def new_frame() -> tuple[Image.Image, ImageDraw.ImageDraw]:
+    image = Image.new("1", (WIDTH, HEIGHT), 0)
+    return image, ImageDraw.Draw(image)
+
+
+def text_width(text: str, size: int) -> int:
+    left, _, right, _ = font(size).getbbox(text)
+    return int(right - left)
+
+
+def fitted(text: str, width: int, largest: int, smallest: int = 9) -> int:
+    """The largest font size from `largest` down whose rendering of `text` fits `width`."""
+    for size in range(largest, smallest - 1, -1):
+        if text_width(text, size) <= width:
+            return size
+    return smallest
+
+
+def clip(text: str, width: int, size: int) -> str:
+    """`text` shortened with '.' until it fits `width` at `size`."""
+    if text_width(text, size) <= width:
+        return text
+    while len(text) > 1 and text_width(text + ".", size) > width:
+        text = text[:-1]
+    return text + "."
+
+
+def centred(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int = 0,
+            width: int = WIDTH) -> None:
+    """Draw `text` centred in [x0, x0 + width) with its top at `y` (shrunk to fit if needed)."""
+    size = fitted(text, width - 2, size)
+    text = clip(text, width - 2, size)
+    left, top, right, _ = font(size).getbbox(text)
+    x = x0 + (width - (right - left)) // 2 - left
+    draw.text((x, y - top), text, font=font(size), fill=1)
+
+
+def left(draw: ImageDraw.ImageDraw, x: int, y: int, text: str, size: int, width: int | None = None) -> None:
+    width = WIDTH - x if width is None else width
+    text = clip(text, width, size)
+    l, top, _, _ = font(size).getbbox(text)
+    draw.text((x - l, y - top), text, font=font(size), fill=1)
+
+
+def right(draw: ImageDraw.ImageDraw, x_end: int, y: int, text: str, size: int) -> None:
+    l, top, r, _ = font(size).getbbox(text)
+    draw.text((x_end - (r - l) - l, y - top), text, font=font(size), fill=1)
+
+
+def banner(draw: ImageDraw.ImageDraw, text: str, y: int = 52) -> None:
+    """An inverted strip along the bottom: notices such as "Undone: YES for Ben"."""
+    draw.rectangle((0, y, WIDTH - 1, HEIGHT - 1), fill=1)
+    size = fitted(text, WIDTH - 4, 10, 8)
+    text = clip(text, WIDTH - 4, size)
+    l, top, r, _ = font(size).getbbox(text)
+    draw.text(((WIDTH - (r - l)) // 2 - l, y + 2 - top), text, font=font(size), fill=0)
+
+
+def short_name(name: str, length: int = 3) -> str:
+    return name[:length]

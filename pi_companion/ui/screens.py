@@ -1,0 +1,62 @@
+"""State to picture: one 128x64 frame from the engine's view; each game draws its own body."""
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from PIL import Image
+
+from . import canvas
+from .canvas import banner, centred, left, new_frame
+
+SCREENS = {
+    "grab-bag": "grab_bag",
+    "hands-up": "hands_up",
+    "all-wound-up": "all_wound_up",
+    "hold-everything": "hold_everything",
+    "hold-your-breath": "hold_your_breath",
+}
+
+
+def render(view: Any) -> Image.Image:
+    """`view` is the engine (rules, players, game, table, menu, notice, ...)."""
+    image, draw = new_frame()
+    if view.menu is not None:
+        draw_menu(draw, view.menu)
+        return image
+    module = import_module(f"{__package__}.{SCREENS[view.rules.name]}")
+    module.draw(draw, view)
+    if view.notice:
+        banner(draw, view.notice)
+    return image
+
+
+def draw_menu(draw: Any, menu: Any) -> None:
+    if menu.button_test:
+        centred(draw, 0, "BUTTON TEST", 12)
+        centred(draw, 20, menu.tested or "press any", 22)
+        centred(draw, 52, "NO: back", 10)
+        return
+    if menu.card:
+        centred(draw, 0, menu.card_title, 10)
+        draw.line((0, 12, 127, 12), fill=1)
+        for i, line in enumerate(menu.card[:5]):
+            left(draw, 1, 14 + i * 10, line, 9)
+        return
+    centred(draw, 0, "MENU", 10)
+    draw.line((0, 12, 127, 12), fill=1)
+    first = max(0, min(menu.cursor - 2, len(menu.items) - 4))
+    for row, (_, label) in enumerate(menu.items[first:first + 4]):
+        y = 14 + row * 12
+        if first + row == menu.cursor:
+            draw.rectangle((0, y - 1, 127, y + 10), fill=1)
+            l, top, _, _ = canvas.font(10).getbbox(label)
+            draw.text((4 - l, y - top), label, font=canvas.font(10), fill=0)
+        else:
+            left(draw, 4, y, label, 10)
+
+
+def farewell() -> Image.Image:
+    image, draw = new_frame()
+    centred(draw, 22, "powered off", 14)
+    return image

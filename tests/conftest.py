@@ -1,0 +1,41 @@
+"""Shared fixtures: gpiozero's MockFactory (PWM-capable pins), a scenario runner."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from gpiozero import Device
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+
+@pytest.fixture
+def mock_factory():
+    factory = MockFactory(pin_class=MockPWMPin)
+    previous = Device.pin_factory
+    Device.pin_factory = factory
+    yield factory
+    factory.reset()
+    Device.pin_factory = previous
+
+
+def scenario(game: str, players: list[str], events: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {"game": game, "players": players, "events": events, **extra}
+
+
+def tap(button: str, t: float, hold: float = 0.08) -> list[dict[str, Any]]:
+    """A clean press and release."""
+    return [{"t": round(t, 6), "press": button}, {"t": round(t + hold, 6), "release": button}]
+
+
+def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pi_companion", *args], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def replay(data: dict[str, Any]) -> dict[str, Any]:
+    """Run a scenario in-process through the same code the CLI uses."""
+    from pi_companion.replay import load_scenario, run_scenario
+    return run_scenario(load_scenario(json.loads(json.dumps(data))))

@@ -1,0 +1,57 @@
+"""The live box on gpiozero's MockFactory with its real loop thread and luma's dummy display."""
+from __future__ import annotations
+
+import time
+
+from pi_companion.app import Box
+from pi_companion.config import Config
+from pi_companion.hw.display import Display, open_device
+from pi_companion.hw.pinmap import load_pinmap
+
+
+def wait_for(predicate, timeout=2.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.002)
+    return False
+
+
+def test_a_press_on_a_mock_pin_reaches_the_game_and_lights_its_led(mock_factory):
+    pins = load_pinmap()
+    frames = []
+    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3), mock_factory,
+              Display(lambda: open_device("dummy")), on_frame=frames.append)
+    box.start()
+    try:
+        led2 = mock_factory.pin(pins["LED2"])
+        assert wait_for(lambda: led2.state == 1)            # armed seekers are lit while searching
+        assert mock_factory.pin(pins["LED1"]).state == 0    # the Grab Master's is not
+        mock_factory.pin(pins["P2"]).drive_low()
+        assert wait_for(lambda: box.engine.game.phase == "judging")
+        assert wait_for(lambda: mock_factory.pin(pins["LED3"]).state == 0)
+        assert led2.state == 1
+        assert box.engine.report()["last_buzz"]["winner"] == "Ben"
+        mock_factory.pin(pins["P2"]).drive_high()
+        yes = mock_factory.pin(pins["YES"])
+        time.sleep(0.01)
+        yes.drive_low()
+        time.sleep(0.05)
+        yes.drive_high()
+        assert wait_for(lambda: box.engine.report()["scores"]["Ben"] == 1)
+        assert wait_for(lambda: box.engine.report()["grab_master"] == "Ben")
+        assert frames and box.display.device.image.getbbox() is not None
+    finally:
+        box.close()
+
+
+def test_unchanged_frames_are_not_sent(mock_factory):
+    box = Box(Config(seed=1), mock_factory, Display(lambda: open_device("dummy")))
+    try:
+        sent = box.display.sent
+        for _ in range(5):
+            box.refresh()
+        assert box.display.sent == sent and box.display.skipped >= 5
+    finally:
+        box.close()
