@@ -144,9 +144,14 @@ class Box:
 
     def request(self, req: Request) -> None:
         if req.name == "switch" and req.arg:
+            try:
+                engine = self._new_engine(req.arg)
+            except ValueError as err:   # e.g. more players than that game takes
+                self.engine.notice = str(err).split(":")[-1].strip()[:40]
+                return
             log.info("switching to %s", req.arg)
             self.config = self.config.with_game(req.arg)
-            self.engine = self._new_engine(req.arg)
+            self.engine = engine
         if self.on_request is not None:
             self.on_request(req)
 

@@ -337,7 +337,14 @@ class Engine:
         elif key == "new":
             self.menu = None
             self.new_game()
-        elif key in ("switch", "shutdown"):
+        elif key == "switch":
+            from ..games import registry
+            self.menu = Menu(tuple((f"switch:{name}", registry.get(name).title)
+                                   for name in registry.available()))
+        elif key.startswith("switch:"):
+            self.menu = None
+            self._effects.append(Request("switch", key.removeprefix("switch:")))
+        elif key == "shutdown":
             self.menu = None
             self._effects.append(Request(key))
         elif key == "close":

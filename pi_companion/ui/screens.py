@@ -56,7 +56,11 @@ def draw_menu(draw: Any, menu: Any) -> None:
             left(draw, 4, y, label, 10)
 
 
-def farewell() -> Image.Image:
+def message_frame(text: str) -> Image.Image:
     image, draw = new_frame()
-    centred(draw, 22, "powered off", 14)
+    centred(draw, 22, text, 16)
     return image
+
+
+def farewell() -> Image.Image:
+    return message_frame("powered off")

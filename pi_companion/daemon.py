@@ -1,0 +1,139 @@
+"""`pi-companion run`: the appliance process: config, pins, display, the box loop, systemd, signals."""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .config import Config, ConfigError, load_config
+from .core.events import Request
+
+log = logging.getLogger("pi_companion")
+EXIT_CONFIG = 78
+EXIT_HARDWARE = 1
+
+
+def build_config(args: Any) -> Config | None:
+    """The config file with the command line's overrides; None (after one line on stderr) if bad."""
+    try:
+        config = load_config(Path(args.config))
+        if getattr(args, "game", None):
+            from .games import registry
+            if args.game not in registry.GAMES:
+                raise ConfigError(f"--game: unknown game {args.game!r} (one of {', '.join(registry.GAMES)})")
+            config = replace(config, game=args.game)
+        if getattr(args, "players", None):
+            names = tuple(n.strip() for n in args.players.split(","))
+            if not 2 <= len(names) <= 8 or not all(names) or len(set(names)) != len(names):
+                raise ConfigError("--players: give 2 to 8 unique names, comma-separated")
+            config = replace(config, players=names)
+        if getattr(args, "state_dir", None):
+            config = replace(config, state_dir=args.state_dir)
+        _check_game_fits(config)
+    except ConfigError as err:
+        print(f"pi-companion: {err}", file=sys.stderr)
+        return None
+    if config.seed is None:
+        config = replace(config, seed=int.from_bytes(os.urandom(4), "big"))
+    return config
+
+
+def _check_game_fits(config: Config) -> None:
+    from .games import registry
+    from .games.base import OptionError
+    rules = registry.get(config.game)
+    if not rules.min_players <= len(config.players) <= rules.max_players:
+        raise ConfigError(f"box.players: {config.game} takes {rules.min_players} to "
+                          f"{rules.max_players} players, the config names {len(config.players)}")
+    try:
+        rules.new_game(config.players, config.options_for(config.game), 0)
+    except OptionError as err:
+        raise ConfigError(f"games.{config.game}.{str(err).removeprefix('options.')}") from None
+
+
+def make_factory(kind: str) -> Any:
+    """The gpiozero pin factory: MockFactory for `mock`, else gpiozero's own choice (env var)."""
+    from gpiozero import Device
+    if kind == "mock":
+        from gpiozero.pins.mock import MockFactory, MockPWMPin
+        Device.pin_factory = MockFactory(pin_class=MockPWMPin)
+    else:
+        Device.ensure_pin_factory()
+    return Device.pin_factory
+
+
+def make_display(driver: str, config: Config) -> Any:
+    from .hw.display import Display, open_device
+    if driver == "none":
+        return Display(None)
+    if driver == "auto":
+        driver = "ssd1306"
+    return Display(lambda: open_device(driver, config.i2c_port, config.i2c_address, config.rotate))
+
+
+class Watchdog:
+    """Sends WATCHDOG=1 from the box loop, at most once per half WatchdogSec: a hung loop stops it."""
+
+    def __init__(self) -> None:
+        from . import systemd
+        self.notify = systemd.notify
+        self.interval = systemd.watchdog_interval()
+        self.last = 0.0
+
+    def kick(self) -> None:
+        if self.interval is None:
+            return
+        now = time.monotonic()
+        if now - self.last >= self.interval:
+            self.last = now
+            self.notify("WATCHDOG=1")
+
+
+def main(args: Any) -> int:
+    config = build_config(args)
+    if config is None:
+        return EXIT_CONFIG
+    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    from . import systemd
+    from .app import Box
+    try:
+        factory = make_factory(args.pins)
+    except Exception as err:
+        print(f"pi-companion: no GPIO pin factory ({type(err).__name__}: {err}); "
+              "on a PC use --pins mock", file=sys.stderr)
+        return EXIT_HARDWARE
+    display = make_display(args.display if args.display != "auto" else config.display, config)
+    stop = threading.Event()
+    shutdown = threading.Event()
+
+    def on_request(req: Request) -> None:
+        if req.name == "shutdown":
+            shutdown.set()
+            stop.set()
+
+    watchdog = Watchdog()
+    box = Box(config, factory, display, on_request=on_request, watchdog=watchdog.kick)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    box.start()
+    systemd.notify("READY=1")
+    log.info("ready: %s for %s", config.game, ", ".join(config.players))
+    while not stop.wait(1.0):
+        if box.thread is not None and not box.thread.is_alive():
+            log.error("the loop thread died; exiting for systemd to restart us")
+            return EXIT_HARDWARE
+    systemd.notify("STOPPING=1")
+    if shutdown.is_set():
+        from .ui.screens import message_frame
+        box.display.show(message_frame("Shutting down"), time.monotonic())
+    box.close()
+    if shutdown.is_set():
+        systemd.power_off()
+    return 0
