@@ -15,11 +15,13 @@ from typing import Any, Callable
 from .config import Config
 from .core.engine import Engine
 from .core.events import Edge, EncoderLevel, HallLevel, InputEvent, Request, Sound
+from .core.records import advance_record, from_record, to_record
 from .games import registry
 from .hw.display import Display
 from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs
 from .hw.outputs import Leds, Piezo
 from .hw.pinmap import load_pinmap
+from .store import GameLog
 from .ui.screens import farewell, render
 
 log = logging.getLogger(__name__)
@@ -39,7 +41,8 @@ class Box:
     def __init__(self, config: Config, factory: Any, display: Display, *,
                  on_frame: Callable[[Any], None] | None = None,
                  on_request: Callable[[Request], None] | None = None,
-                 watchdog: Callable[[], None] | None = None) -> None:
+                 watchdog: Callable[[], None] | None = None,
+                 store: GameLog | None = None) -> None:
         self.config = config
         self.factory = factory
         self.display = display
@@ -53,16 +56,60 @@ class Box:
         self.leds = Leds(pins, n, factory)
         self.piezo = Piezo(pins.get("PIEZO") if config.sound else None, factory)
         self.t0 = factory.ticks()
-        self.engine = self._new_engine(config.game)
+        self.store = store
+        self.games_started = 0
         self.thread: threading.Thread | None = None
         self.handled = 0
         self.tick_offset = 0.0
+        self.resumed_records = 0
+        self.resumed = self._resume()
+        if not self.resumed:
+            self.engine = self._new_engine(config.game)
+            self._start_log()
         self.refresh()
 
     def _new_engine(self, game: str) -> Engine:
         rules = registry.get(game)
+        seed = (self.config.seed or 0) + self.games_started
+        self.games_started += 1
         return Engine(rules, tuple(self.config.players), self.config.options_for(game),
-                      self.config.seed, debounce_s=self.config.debounce_ms / 1000.0)
+                      seed, debounce_s=self.config.debounce_ms / 1000.0)
+
+    # ---- the durable log ----
+
+    def _start_log(self) -> None:
+        if self.store is not None:
+            e = self.engine
+            self.store.start({"game": e.rules.name, "players": list(e.players),
+                              "options": e.options, "seed": e.seed})
+
+    def _resume(self) -> bool:
+        """Fold the logged game in progress back into an engine; False if there is none."""
+        loaded = self.store.load() if self.store is not None else None
+        if loaded is None:
+            return False
+        assert self.store is not None
+        header, records = loaded
+        try:
+            engine = Engine(registry.get(header["game"]), tuple(header["players"]),
+                            header["options"], int(header["seed"]),
+                            debounce_s=self.config.debounce_ms / 1000.0)
+            for rec in records:
+                event = from_record(rec)
+                engine.advance(event) if isinstance(event, float) else engine.feed(event)
+        except Exception as err:  # any bad content: keep the file, start afresh
+            self.store.move_aside(f"cannot resume ({type(err).__name__}: {err})")
+            return False
+        self.engine = engine
+        self.t0 = self.factory.ticks() - engine.clock   # our clock carries on from the log's
+        self.resumed_records = len(records)
+        self.store.open()
+        log.info("resumed %s after %d logged inputs", engine.rules.name, len(records))
+        return True
+
+    def _log(self, record: dict[str, Any]) -> None:
+        if self.store is not None:
+            self.store.append(record)
 
     # ---- time ----
 
@@ -125,13 +172,17 @@ class Box:
                 count += 1
 
     def handle(self, item: RawEdge | Wake) -> None:
-        if isinstance(item, RawEdge):
-            effects = self.engine.feed(self.to_event(item))
+        event = self.to_event(item) if isinstance(item, RawEdge) else item.event
+        if event is not None:
+            self._log(to_record(event))
+            effects = self.engine.feed(event)
             self.handled += 1
-        elif item.event is not None:
-            effects = self.engine.feed(item.event)
         else:
-            effects = self.engine.advance(self.now())
+            now = self.now()
+            deadline = self.engine.next_deadline()
+            if deadline is not None and deadline <= now:
+                self._log(advance_record(now))
+            effects = self.engine.advance(now)
         self.apply(effects)
         self.refresh()
 
@@ -152,6 +203,10 @@ class Box:
             log.info("switching to %s", req.arg)
             self.config = self.config.with_game(req.arg)
             self.engine = engine
+            self._start_log()
+        elif req.name == "new":
+            self.engine = self._new_engine(self.engine.rules.name)
+            self._start_log()
         if self.on_request is not None:
             self.on_request(req)
 
@@ -168,6 +223,8 @@ class Box:
         self.display.close(farewell())
         for device in self.inputs.values():
             device.close()
+        if self.store is not None:
+            self.store.close()
 
 
 def run_daemon(args: Any) -> int:

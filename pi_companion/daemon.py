@@ -119,7 +119,14 @@ def main(args: Any) -> int:
             stop.set()
 
     watchdog = Watchdog()
-    box = Box(config, factory, display, on_request=on_request, watchdog=watchdog.kick)
+    from .store import GameLog
+    store = GameLog(config.state_dir, config.history)
+    try:
+        box = Box(config, factory, display, on_request=on_request, watchdog=watchdog.kick, store=store)
+    except OSError as err:
+        print(f"pi-companion: state directory {config.state_dir}: {err.strerror}; "
+              "set box.state_dir or --state-dir", file=sys.stderr)
+        return EXIT_CONFIG
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     box.start()

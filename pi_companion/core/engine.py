@@ -337,6 +337,7 @@ class Engine:
         elif key == "new":
             self.menu = None
             self.new_game()
+            self._effects.append(Request("new"))
         elif key == "switch":
             from ..games import registry
             self.menu = Menu(tuple((f"switch:{name}", registry.get(name).title)

@@ -1,0 +1,50 @@
+"""Input events as flat JSON-able records (the game log's lines; button records read like replay events)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .events import Edge, EncoderLevel, HallCounts, HallLevel, InputEvent, PuckStatus, Turn
+
+Record = dict[str, Any]
+
+
+def to_record(event: InputEvent) -> Record:
+    t = round(event.t, 6)
+    if isinstance(event, Edge):
+        return {"t": t, "press" if event.pressed else "release": event.button}
+    if isinstance(event, Turn):
+        return {"t": t, "turn": event.delta}
+    if isinstance(event, HallLevel):
+        return {"t": t, "hall": event.sensor, "level": event.level}
+    if isinstance(event, EncoderLevel):
+        return {"t": t, "encoder": event.sensor, "level": event.level}
+    if isinstance(event, HallCounts):
+        return {"t": t, "puck": "counts", "boot": event.boot_id, "net": event.net, "invalid": event.invalid}
+    if isinstance(event, PuckStatus):
+        return {"t": t, "puck": "status", "connected": event.connected, "boot": event.boot_id}
+    raise TypeError(f"not an input event: {event!r}")
+
+
+def advance_record(t: float) -> Record:
+    """The loop woke for a timer at `t`: resume must fire the same timers at the same time."""
+    return {"t": round(t, 6), "advance": 1}
+
+
+def from_record(rec: Record) -> InputEvent | float:
+    """The event a record holds, or the time of an `advance` record. KeyError/ValueError if bad."""
+    t = float(rec["t"])
+    if "advance" in rec:
+        return t
+    if "press" in rec or "release" in rec:
+        return Edge(t, str(rec.get("press", rec.get("release"))), "press" in rec)
+    if "turn" in rec:
+        return Turn(t, int(rec["turn"]))
+    if "hall" in rec:
+        return HallLevel(t, rec["hall"], int(rec["level"]))
+    if "encoder" in rec:
+        return EncoderLevel(t, rec["encoder"], int(rec["level"]))
+    if rec.get("puck") == "counts":
+        return HallCounts(t, str(rec["boot"]), int(rec["net"]), int(rec["invalid"]))
+    if rec.get("puck") == "status":
+        return PuckStatus(t, bool(rec["connected"]), str(rec["boot"]))
+    raise ValueError(f"unknown record {rec!r}")

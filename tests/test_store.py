@@ -1,0 +1,164 @@
+"""The durable game log: resume after a power cut, torn lines, corrupt logs, history, SIGKILL loop."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pi_companion.app import Box, Wake
+from pi_companion.config import Config
+from pi_companion.core.engine import Engine
+from pi_companion.core.events import Edge
+from pi_companion.games import registry
+from pi_companion.hw.display import Display
+from pi_companion.store import GameLog
+
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
+import crash_child  # noqa: E402
+
+CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=9, sound=False)
+
+
+def make_box(factory, state_dir, config=CONFIG):
+    return Box(config, factory, Display(None), store=GameLog(state_dir))
+
+
+def play(box, events):
+    for ev in events:
+        box.queue.put(Wake(ev))
+    box.pump()
+
+
+def taps(*pairs):
+    out = []
+    for t, button in pairs:
+        out += [Edge(t, button, True), Edge(t + 0.05, button, False)]
+    return out
+
+
+def test_resume_gives_the_same_scores_phase_and_grab_master(mock_factory, tmp_path):
+    box = make_box(mock_factory, tmp_path)
+    play(box, taps((1.0, "P2"), (1.5, "YES"), (2.0, "P3"), (2.5, "NO"), (3.0, "P1")))
+    before = box.engine.report()
+    box.close()
+    again = make_box(mock_factory, tmp_path)
+    try:
+        assert again.resumed and again.engine.report() == before
+        assert before["grab_master"] == "Ben" and before["phase"] == "judging"
+        play(again, taps((again.engine.clock + 1, "YES")))
+        assert again.engine.report()["scores"]["Ada"] == 1
+    finally:
+        again.close()
+
+
+def test_a_different_config_does_not_replace_the_game_in_progress(mock_factory, tmp_path):
+    box = make_box(mock_factory, tmp_path)
+    play(box, taps((1.0, "P2"), (1.5, "YES")))
+    box.close()
+    other = make_box(mock_factory, tmp_path, Config(players=("X", "Y"), seed=1, sound=False))
+    try:
+        assert other.engine.players == ("Ada", "Ben", "Cy")
+    finally:
+        other.close()
+
+
+def test_torn_last_line_is_dropped(tmp_path, caplog):
+    store = GameLog(tmp_path)
+    store.start({"game": "grab-bag", "players": ["A", "B"], "options": {}, "seed": 1})
+    store.append({"t": 1.0, "press": "P1"})
+    store.close()
+    with open(store.path, "ab") as f:
+        f.write(b'{"t": 1.05, "rele')
+    header, records = GameLog(tmp_path).load()
+    assert records == [{"t": 1.0, "press": "P1"}] and header["game"] == "grab-bag"
+    assert "torn" in caplog.text
+    assert store.path.read_bytes().endswith(b'"P1"}\n')          # and the file is repaired
+
+
+def test_corrupt_log_is_moved_aside_not_deleted(mock_factory, tmp_path, caplog):
+    store = GameLog(tmp_path)
+    store.start({"game": "grab-bag", "players": ["A", "B", "C"], "options": {}, "seed": 1})
+    store.append({"t": 1.0, "press": "P2"})
+    store.close()
+    content = store.path.read_bytes()
+    store.path.write_bytes(content.replace(b'"press"', b'\x00\xffpress"'))
+    box = make_box(mock_factory, tmp_path)
+    try:
+        assert not box.resumed and box.engine.report()["round"] == 1
+        aside = list(tmp_path.glob("corrupt-*.log"))
+        assert len(aside) == 1 and aside[0].read_bytes() == content.replace(b'"press"', b'\x00\xffpress"')
+        assert "moved it to" in caplog.text
+    finally:
+        box.close()
+
+
+def test_unknown_game_in_header_is_moved_aside(mock_factory, tmp_path):
+    store = GameLog(tmp_path)
+    store.start({"game": "chess", "players": ["A", "B"], "options": {}, "seed": 1})
+    store.close()
+    box = make_box(mock_factory, tmp_path)
+    try:
+        assert not box.resumed and list(tmp_path.glob("corrupt-*.log"))
+    finally:
+        box.close()
+
+
+def test_history_keeps_the_last_n_games(tmp_path):
+    store = GameLog(tmp_path, history=3)
+    for seed in range(6):
+        store.start({"game": "grab-bag", "players": ["A", "B"], "options": {}, "seed": seed})
+    store.close()
+    kept = sorted((tmp_path / "history").glob("*.log"))
+    assert len(kept) == 3
+    seeds = [json.loads(p.read_text().splitlines()[0])["seed"] for p in kept]
+    assert seeds == [2, 3, 4]
+
+
+def fold(events):
+    engine = Engine(registry.get("grab-bag"), crash_child.CONFIG.players,
+                    crash_child.CONFIG.options_for("grab-bag"), crash_child.CONFIG.seed or 0)
+    for ev in events:
+        engine.feed(ev)
+    return engine.report()
+
+
+def test_sigkill_at_random_moments_loses_no_acknowledged_event(mock_factory, tmp_path):
+    rng = random.Random(7)
+    script = crash_child.script()
+    child = [sys.executable, str(Path(__file__).parent / "helpers" / "crash_child.py"), str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), *sys.path])}
+    for run in range(100):
+        proc = subprocess.Popen(child, stdout=subprocess.PIPE, text=True, env=env)
+        start = proc.stdout.readline().split(" ", 2)
+        acked, reports = int(start[1]), {int(start[1]): json.loads(start[2])}
+        for _ in range(rng.randrange(0, 25)):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            _, index, report = line.split(" ", 2)
+            acked, reports[int(index)] = int(index), json.loads(report)
+        time.sleep(rng.random() * 0.002)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        loaded = GameLog(tmp_path).load()
+        assert loaded is not None, f"run {run}: the log was lost"
+        records = loaded[1]
+        logged = [crash_child.Edge(r["t"], r.get("press", r.get("release")), "press" in r) for r in records]
+        assert len(logged) >= acked, f"run {run}: acknowledged {acked}, logged {len(logged)}"
+        assert logged == script[:len(logged)], f"run {run}: the log differs from what was played"
+        box = make_box(mock_factory, tmp_path, crash_child.CONFIG)
+        try:
+            expected = reports.get(len(logged)) or fold(script[:len(logged)])
+            assert box.engine.report() == expected, f"run {run}"
+        finally:
+            box.close()
+        mock_factory.reset()
+    assert len(logged) > 100          # the game really went on across the kills
