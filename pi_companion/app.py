@@ -66,7 +66,14 @@ class Box:
         if not self.resumed:
             self.engine = self._new_engine(config.game)
             self._start_log()
+        self._check_held_buttons()
         self.refresh()
+
+    def _check_held_buttons(self) -> None:
+        for name, device in self.inputs.items():
+            if name in BUTTON_NAMES and device.is_active:
+                log.warning("button %s is held down at start (stuck?): ignored until released", name)
+                self.engine.held_at_start(name)
 
     def _new_engine(self, game: str) -> Engine:
         rules = registry.get(game)

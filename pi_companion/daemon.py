@@ -47,7 +47,10 @@ def build_config(args: Any) -> Config | None:
 def _check_game_fits(config: Config) -> None:
     from .games import registry
     from .games.base import OptionError
-    rules = registry.get(config.game)
+    try:
+        rules = registry.get(config.game)
+    except ImportError:
+        raise ConfigError(f"box.game: {config.game} is not available in this build") from None
     if not rules.min_players <= len(config.players) <= rules.max_players:
         raise ConfigError(f"box.players: {config.game} takes {rules.min_players} to "
                           f"{rules.max_players} players, the config names {len(config.players)}")

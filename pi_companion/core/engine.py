@@ -86,6 +86,12 @@ class Engine:
         due = self._timers()
         return min(due)[0] if due else None
 
+    def held_at_start(self, button: str) -> None:
+        """A button already down when the box starts (stuck or leaned on): ignore it until released."""
+        deb = self.buttons[button]
+        deb.raw = deb.logical = True
+        self.notice = f"{button} held down: ignored"
+
     # ---- views ----
 
     @property

@@ -1,0 +1,492 @@
+"""All Wound Up: the wind check on the turntable's hall sensors, plus the Brain-token bank and round guide.
+
+Wind check (replay contract): in `idle` a player's press opens a check for them (`winding`, target
+1 turn); the encoder sets the target (0 to `max_target`) until the first hall step; steps count
+net from the opening (4 per turn, `direction` counted positive); the check closes on short YES or
+when `settle_ms` passes with no hall edge after at least one step. Verdict: `exact` when
+|steps - 4 * target| <= `tolerance_steps`, else `too-few` / `too-many`. Short NO cancels the
+check without a verdict; a puck reset makes it `void`.
+
+The bank and the guide are screens over the game (`screen`), never phases: see
+docs/games/all-wound-up.md for their controls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+from ..core import rand
+from ..core.events import Action, Dial, HallStep, Judge, MenuChoice, PlayerPress, PuckReset, Sound, Tick, Verdict
+from . import brain_bank as bb
+from . import round_guide as rg
+from .base import NO_EFFECTS, Effects, Game, check_known, opt_choice, opt_int, opt_player
+
+STEPS_PER_TURN = 4
+MAX_HAND = 30
+SCREENS = ("main", "bank", "guide")
+
+
+@dataclass(frozen=True)
+class Check:
+    """An open wind check: net steps since it opened, in the winding direction."""
+    player: int
+    target: int = 1
+    steps: int = 0
+    stepped: bool = False            # a hall step has come: the dial no longer sets the target
+    missed: int = 0                  # missed edges (both sensors changed at once)
+    last_edge: float | None = None   # the latest hall edge, for the settle timer
+
+
+@dataclass(frozen=True)
+class Attempt:
+    player: int
+    target: int
+    steps: int
+    verdict: str                     # exact | too-few | too-many | void
+    missed: int = 0
+
+
+@dataclass(frozen=True)
+class BankAction:
+    """One thing the bank screen can do: gain, upgrade, spend or steal (yellow, from `victim`)."""
+    player: int
+    kind: str
+    colour: int = bb.BLACK
+    victim: int = -1
+
+
+@dataclass(frozen=True)
+class Pick:
+    """Yellow: the box's random card from an opponent's hand, counted from the left."""
+    player: int
+    victim: int
+    card: int
+    hand: int
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Yellow chosen: the table confirms the opponent's hand size with the dial, then YES picks."""
+    player: int
+    victim: int
+    hand: int
+
+
+@dataclass(frozen=True)
+class AllWoundUp:
+    players: tuple[str, ...]
+    direction: str
+    tolerance: int
+    settle_ms: int
+    max_target: int
+    bank: bb.Bank
+    guide: rg.Guide
+    hands: tuple[int, ...]               # hand sizes the box believes (10 after each deal)
+    rng: int
+    check: Check | None = None
+    attempts: tuple[Attempt, ...] = ()
+    missed_edges: int = 0
+    screen: str = "main"                 # main | bank | guide (never the phase)
+    selected: BankAction | None = None   # the bank screen's cursor
+    ask: Ask | None = None
+    shown: Pick | None = None            # a pick result on the bank screen until the next input
+    picks: tuple[Pick, ...] = ()
+    note: str = ""                       # what the last bank action did
+
+    @property
+    def n(self) -> int:
+        return len(self.players)
+
+    @property
+    def phase(self) -> str:
+        return "idle" if self.check is None else "winding"
+
+
+class AllWoundUpGame(Game):
+    name = "all-wound-up"
+    title = "All Wound Up"
+    min_players = 2
+    max_players = 4
+    option_names = frozenset({"direction", "tolerance_steps", "settle_ms", "max_target", "first_dealer"})
+
+    def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> AllWoundUp:
+        check_known(options, self.option_names)
+        n = len(players)
+        return AllWoundUp(
+            players=tuple(players),
+            direction=opt_choice(options, "direction", "cw", ("cw", "ccw")),
+            tolerance=opt_int(options, "tolerance_steps", 1, 0, 8),
+            settle_ms=opt_int(options, "settle_ms", 1500, 100, 10000),
+            max_target=opt_int(options, "max_target", 6, 1, 12),
+            bank=bb.new_bank(n),
+            guide=rg.new_guide(n, opt_player(options, "first_dealer", players)),
+            hands=(rg.DEAL,) * n,
+            rng=rand.seed_state(seed, 3),
+        )
+
+    # ---- engine hooks ----
+
+    def is_over(self, state: AllWoundUp) -> bool:
+        return False
+
+    def next_timer(self, state: AllWoundUp) -> float | None:
+        return settle_due(state)
+
+    def lit(self, state: AllWoundUp) -> frozenset[int]:
+        if state.screen == "bank":
+            chosen = _cursor(state)
+            return frozenset() if chosen is None else frozenset({chosen.player})
+        return frozenset() if state.check is None else frozenset({state.check.player})
+
+    def menu_items(self, state: AllWoundUp) -> tuple[tuple[str, str], ...]:
+        return (("bank", "Brain tokens"), ("guide", "Round guide"), ("token-help", "Token effects"))
+
+    def menu_card(self, state: AllWoundUp, key: str) -> tuple[str, tuple[str, ...]] | None:
+        if key != "token-help":
+            return None
+        return ("Brain tokens", ("black: -1 turn (winding)", "purple: turn 180 max",
+                                 "green: +1 turn (winding)", "yellow: card of opponent",
+                                 "red: card bid +1"))
+
+    def rules_card(self) -> tuple[str, ...]:
+        return ("Press your button, dial", "the card's turns, wind;", "still 1.5 s or YES: verdict",
+                "NO cancels. Hold YES:", "tokens. YES when idle: guide")
+
+    def undo_label(self, state: AllWoundUp, verdict: Verdict) -> str:
+        if state.screen == "bank":
+            return _bank_label(state, verdict)
+        if state.screen == "guide":
+            return {"yes": "guide step", "no": "closing the guide", "special": "new round"}[verdict]
+        if verdict == "special":
+            return "opening the bank"
+        if state.check is not None:
+            who = state.players[state.check.player]
+            return f"verdict for {who}" if verdict == "yes" else f"{who}'s check cancelled"
+        return "opening the guide"
+
+    # ---- the fold ----
+
+    def step(self, state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
+        if isinstance(action, HallStep):
+            return _hall(state, action)
+        if isinstance(action, Tick):
+            return _settled(state, action.t)
+        if isinstance(action, PuckReset):
+            return _void(state)
+        if isinstance(action, MenuChoice):
+            return _open_screen(state, action.key), NO_EFFECTS
+        if state.screen == "bank":
+            return _bank_step(state, action)
+        if state.screen == "guide":
+            return _guide_step(state, action)
+        return _main_step(state, action)
+
+    def report(self, state: AllWoundUp) -> dict[str, Any]:
+        names = state.players
+        return {
+            "over": False,
+            "winners": [],
+            "phase": state.phase,
+            "attempts": [_attempt_json(state, a) for a in state.attempts],
+            "check": None if state.check is None else _check_json(state, state.check),
+            "missed_edges": state.missed_edges,
+            "screen": state.screen,
+            "bank": bb.by_name(state.bank.supply),
+            "tokens": {names[i]: bb.by_name(held) for i, held in enumerate(state.bank.held)},
+            "brains": dict(zip(names, state.bank.brains)),
+            "picks": [{"player": names[p.player], "from": names[p.victim], "card": p.card,
+                       "hand": p.hand} for p in state.picks],
+            "guide": _guide_json(state),
+            "direction": state.direction,
+        }
+
+
+# ---- the wind check ----
+
+def _open_check(state: AllWoundUp, player: int) -> tuple[AllWoundUp, Effects]:
+    return replace(state, check=Check(player), screen="main", ask=None, shown=None), (Sound("tick"),)
+
+
+def _hall(state: AllWoundUp, step: HallStep) -> tuple[AllWoundUp, Effects]:
+    check = state.check
+    if check is None:
+        return state, NO_EFFECTS
+    last = step.t if check.last_edge is None else max(check.last_edge, step.t)
+    if step.invalid:
+        return replace(state, check=replace(check, missed=check.missed + 1, last_edge=last),
+                       missed_edges=state.missed_edges + 1), NO_EFFECTS
+    delta = step.delta if state.direction == "cw" else -step.delta
+    if delta == 0:
+        return state, NO_EFFECTS
+    moved = replace(check, steps=check.steps + delta, stepped=True, last_edge=last)
+    return replace(state, check=moved), _crossing_sounds(state, check.steps, moved.steps, check.target)
+
+
+def _crossing_sounds(state: AllWoundUp, before: int, after: int, target: int) -> Effects:
+    """`target` the moment the count reaches the target, `overshoot` the moment it passes the tolerance."""
+    goal, limit = STEPS_PER_TURN * target, STEPS_PER_TURN * target + state.tolerance
+    sounds: list[Sound] = []
+    if before < goal <= after:
+        sounds.append(Sound("target"))
+    if before <= limit < after:
+        sounds.append(Sound("overshoot"))
+    return tuple(sounds)
+
+
+def verdict_of(steps: int, target: int, tolerance: int) -> str:
+    miss = steps - STEPS_PER_TURN * target
+    if abs(miss) <= tolerance:
+        return "exact"
+    return "too-few" if miss < 0 else "too-many"
+
+
+def _close(state: AllWoundUp, verdict: str | None = None) -> tuple[AllWoundUp, Effects]:
+    """End the open check with its verdict (computed unless given) and record the attempt."""
+    check = state.check
+    assert check is not None
+    verdict = verdict or verdict_of(check.steps, check.target, state.tolerance)
+    attempt = Attempt(check.player, check.target, check.steps, verdict, check.missed)
+    closed = replace(state, check=None, attempts=state.attempts + (attempt,), screen="main",
+                     ask=None, shown=None)
+    if verdict == "void":
+        return closed, NO_EFFECTS
+    return closed, (Sound("correct" if verdict == "exact" else "wrong"),)
+
+
+def settle_due(state: AllWoundUp) -> float | None:
+    """When the open check settles: `settle_ms` after its last hall edge, once it has a step."""
+    check = state.check
+    if check is None or not check.stepped or check.last_edge is None:
+        return None
+    return check.last_edge + state.settle_ms / 1000.0
+
+
+def _settled(state: AllWoundUp, t: float) -> tuple[AllWoundUp, Effects]:
+    due = settle_due(state)
+    if due is None or t < due - 1e-9:
+        return state, NO_EFFECTS
+    return _close(state)
+
+
+def _void(state: AllWoundUp) -> tuple[AllWoundUp, Effects]:
+    if state.check is None:
+        return state, NO_EFFECTS
+    return _close(state, "void")
+
+
+def _set_target(state: AllWoundUp, target: int) -> AllWoundUp:
+    assert state.check is not None
+    return replace(state, check=replace(state.check, target=target))
+
+
+def _main_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
+    check = state.check
+    if isinstance(action, PlayerPress):
+        return _open_check(state, action.player) if check is None else (state, NO_EFFECTS)
+    if isinstance(action, Dial) and check is not None and not check.stepped:
+        target = min(state.max_target, max(0, check.target + action.delta))
+        return _set_target(state, target), NO_EFFECTS
+    if isinstance(action, Judge):
+        if action.verdict == "special":
+            return _open_screen(state, "bank"), NO_EFFECTS
+        if check is None:
+            return (_open_screen(state, "guide"), NO_EFFECTS) if action.verdict == "yes" else (state, NO_EFFECTS)
+        if action.verdict == "yes":
+            return _close(state)
+        return replace(state, check=None), NO_EFFECTS
+    return state, NO_EFFECTS
+
+
+def _open_screen(state: AllWoundUp, key: str) -> AllWoundUp:
+    if key == "guide":
+        return replace(state, screen="guide")
+    if key != "bank":
+        return state
+    start = None if state.check is None else _first_for(state, state.check.player)
+    return replace(state, screen="bank", selected=start or _first_for(state, 0), ask=None, shown=None)
+
+
+# ---- the bank screen ----
+
+def bank_actions(state: AllWoundUp, player: int) -> tuple[BankAction, ...]:
+    """What `player` can do right now, in screen order (black/green first while they wind)."""
+    bank, held = state.bank, state.bank.held[player]
+    out: list[BankAction] = []
+    check = state.check
+    if check is not None and check.player == player:
+        if held[bb.BLACK] and check.target > 0:
+            out.append(BankAction(player, "spend", bb.BLACK))
+        if held[bb.GREEN]:
+            out.append(BankAction(player, "spend", bb.GREEN))
+    if bb.gain_colour(bank) is not None:
+        out.append(BankAction(player, "gain"))
+    if bb.can_upgrade(bank, player):
+        out += [BankAction(player, "upgrade", c) for c in range(len(bb.COLOURS))
+                if bb.upgrade_colour(bank, player, c) is not None]
+    if held[bb.PURPLE]:
+        out.append(BankAction(player, "spend", bb.PURPLE))
+    if held[bb.YELLOW]:
+        out += [BankAction(player, "steal", bb.YELLOW, v) for v in range(state.n) if v != player]
+    if held[bb.RED]:
+        out.append(BankAction(player, "spend", bb.RED))
+    return tuple(out)
+
+
+def all_actions(state: AllWoundUp) -> tuple[BankAction, ...]:
+    return tuple(a for p in range(state.n) for a in bank_actions(state, p))
+
+
+def _first_for(state: AllWoundUp, player: int) -> BankAction | None:
+    mine = bank_actions(state, player)
+    if mine:
+        return mine[0]
+    every = all_actions(state)
+    return every[0] if every else None
+
+
+def _cursor(state: AllWoundUp) -> BankAction | None:
+    """The selected action if it is still possible, else the same player's first, else any."""
+    if state.selected is not None and state.selected in all_actions(state):
+        return state.selected
+    return _first_for(state, 0 if state.selected is None else state.selected.player)
+
+
+def action_label(state: AllWoundUp, act: BankAction) -> str:
+    """The bank screen's line for an action (without the player's name)."""
+    if act.kind == "gain":
+        colour = bb.gain_colour(state.bank)
+        return f"brain: +{bb.COLOURS[colour if colour is not None else 0]}"
+    if act.kind == "upgrade":
+        better = bb.upgrade_colour(state.bank, act.player, act.colour)
+        return f"brain: {bb.COLOURS[act.colour]}>{bb.COLOURS[better if better is not None else 0]}"
+    if act.kind == "steal":
+        return f"yellow: card of {state.players[act.victim]}"
+    return {bb.BLACK: "black: -1 turn", bb.GREEN: "green: +1 turn", bb.PURPLE: "purple: turn 180",
+            bb.RED: "red: bid +1"}[act.colour]
+
+
+def _bank_label(state: AllWoundUp, verdict: Verdict) -> str:
+    if state.ask is not None:
+        return "yellow pick" if verdict == "yes" else "leaving the pick"
+    chosen = _cursor(state)
+    if verdict != "yes" or state.shown is not None or chosen is None:
+        return "closing the bank"
+    return f"{state.players[chosen.player]} {action_label(state, chosen)}"
+
+
+def _bank_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
+    if state.shown is not None and isinstance(action, (Dial, PlayerPress, Judge)):
+        return replace(state, shown=None), NO_EFFECTS
+    if state.ask is not None:
+        return _ask_step(state, action), NO_EFFECTS
+    if isinstance(action, Dial):
+        return replace(state, selected=_moved_cursor(state, action.delta)), NO_EFFECTS
+    if isinstance(action, PlayerPress):
+        return replace(state, selected=_first_for(state, action.player)), NO_EFFECTS
+    if isinstance(action, Judge) and action.verdict == "no":
+        return replace(state, screen="main", note=""), NO_EFFECTS
+    if isinstance(action, Judge) and action.verdict == "yes":
+        chosen = _cursor(state)
+        return (state, NO_EFFECTS) if chosen is None else (_do(state, chosen), NO_EFFECTS)
+    return state, NO_EFFECTS
+
+
+def _moved_cursor(state: AllWoundUp, delta: int) -> BankAction | None:
+    every = all_actions(state)
+    chosen = _cursor(state)
+    if not every or chosen is None:
+        return None
+    return every[(every.index(chosen) + delta) % len(every)]
+
+
+def _do(state: AllWoundUp, act: BankAction) -> AllWoundUp:
+    """Carry out a bank action; the cursor stays on it while it remains possible."""
+    who = state.players[act.player]
+    if act.kind == "steal":
+        return replace(state, ask=Ask(act.player, act.victim, max(1, state.hands[act.victim])),
+                       selected=act)
+    if act.kind == "gain":
+        gained = bb.gain(state.bank, act.player)
+        assert gained is not None
+        return replace(state, bank=gained[0], selected=act, note=f"{who} +{bb.COLOURS[gained[1]]}")
+    if act.kind == "upgrade":
+        upgraded = bb.upgrade(state.bank, act.player, act.colour)
+        assert upgraded is not None
+        return replace(state, bank=upgraded[0], selected=act,
+                       note=f"{who} {bb.COLOURS[act.colour]}>{bb.COLOURS[upgraded[1]]}")
+    spent = bb.spend(state.bank, act.player, act.colour)
+    assert spent is not None
+    out = replace(state, bank=spent, selected=act, note=f"{who} {action_label(state, act)}")
+    if act.colour in (bb.BLACK, bb.GREEN) and state.check is not None:
+        out = _set_target(out, state.check.target + (1 if act.colour == bb.GREEN else -1))
+    return out
+
+
+def _ask_step(state: AllWoundUp, action: Action) -> AllWoundUp:
+    ask = state.ask
+    assert ask is not None
+    if isinstance(action, Dial):
+        return replace(state, ask=replace(ask, hand=min(MAX_HAND, max(1, ask.hand + action.delta))))
+    if isinstance(action, Judge) and action.verdict == "no":
+        return replace(state, ask=None)
+    if isinstance(action, Judge) and action.verdict == "yes":
+        return _pick(state, ask)
+    return state
+
+
+def _pick(state: AllWoundUp, ask: Ask) -> AllWoundUp:
+    """Yellow: the box picks card #k from the left of the opponent's hand (seeded)."""
+    index, rng = rand.below(state.rng, ask.hand)
+    pick = Pick(ask.player, ask.victim, index + 1, ask.hand)
+    spent = bb.spend(state.bank, ask.player, bb.YELLOW)
+    assert spent is not None
+    hands = list(state.hands)
+    hands[ask.victim] = ask.hand - 1
+    hands[ask.player] = min(MAX_HAND, hands[ask.player] + 1)
+    return replace(state, bank=spent, rng=rng, ask=None, shown=pick, picks=state.picks + (pick,),
+                   hands=tuple(hands), note=pick_text(state, pick))
+
+
+def pick_text(state: AllWoundUp, pick: Pick) -> str:
+    return f"take card #{pick.card} from the left of {state.players[pick.victim]}'s hand"
+
+
+# ---- the guide screen ----
+
+def _guide_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
+    guide = state.guide
+    if isinstance(action, PlayerPress):
+        return _open_check(state, action.player) if state.check is None else (state, NO_EFFECTS)
+    if isinstance(action, Dial):
+        moved = rg.forward(guide) if action.delta > 0 else rg.back(guide)
+        return replace(state, guide=moved), NO_EFFECTS
+    if isinstance(action, Judge):
+        if action.verdict == "no":
+            return replace(state, screen="main"), NO_EFFECTS
+        if action.verdict == "special":
+            return replace(state, guide=rg.next_round(guide), hands=(rg.DEAL,) * state.n), NO_EFFECTS
+        return replace(state, guide=rg.forward(guide)), NO_EFFECTS
+    return state, NO_EFFECTS
+
+
+# ---- report pieces ----
+
+def _attempt_json(state: AllWoundUp, a: Attempt) -> dict[str, Any]:
+    return {"player": state.players[a.player], "target": a.target, "steps": a.steps,
+            "turns": a.steps / STEPS_PER_TURN, "verdict": a.verdict}
+
+
+def _check_json(state: AllWoundUp, c: Check) -> dict[str, Any]:
+    return {"player": state.players[c.player], "target": c.target, "steps": c.steps,
+            "turns": c.steps / STEPS_PER_TURN, "missed": c.missed, "dial": not c.stepped}
+
+
+def _guide_json(state: AllWoundUp) -> dict[str, Any]:
+    guide, names = state.guide, state.players
+    step = rg.current(guide)
+    return {"round": guide.round, "dealer": names[guide.dealer], "bidder": names[rg.bidder(guide)],
+            "step": step.kind, "cards": step.cards, "bid": step.bid,
+            "order": [names[i] for i in step.order], "text": rg.describe(step, names)}
+
+
+GAME = AllWoundUpGame()

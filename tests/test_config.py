@@ -1,0 +1,82 @@
+"""Config: every key checked; a bad one is one line naming the key, exit 78."""
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from conftest import run_cli
+from pi_companion.config import Config, ConfigError, load_config, parse_config, template_text
+
+BAD = [
+    ("[boxx]\ngame = 'grab-bag'\n", "[boxx]: unknown section"),
+    ("[box]\ngmae = 'grab-bag'\n", "box.gmae: unknown key"),
+    ("[box]\ngame = 'chess'\n", "box.game: must be one of"),
+    ("[box]\nplayers = 'Ada'\n", "box.players: must be a list of 2 to 8 non-empty names"),
+    ("[box]\nplayers = ['Ada', 'Ada']\n", "box.players: names must be unique"),
+    ("[box]\nseed = 'seven'\n", "box.seed: must be an integer"),
+    ("[box]\nlog_level = 'loud'\n", "box.log_level: must be one of"),
+    ("[box]\nhistory = -1\n", "box.history: must be an integer from 0 to 1000"),
+    ("[input]\ndebounce_ms = 2\n", "input.debounce_ms: must be a number from 5 to 50"),
+    ("[input]\ndebounce_ms = true\n", "input.debounce_ms: must be a number"),
+    ("[display]\ndriver = 'hdmi'\n", "display.driver: must be one of"),
+    ("[display]\ni2c_address = 300\n", "display.i2c_address: must be an integer"),
+    ("[sound]\nenabled = 'yes'\n", "sound.enabled: must be true or false"),
+    ("[wind]\nsource = 'usb'\n", "wind.source: must be one of gpio, puck"),
+    ("[pins]\nP9 = 4\n", "pins.P9: unknown pin name"),
+    ("[pins]\nP1 = 40\n", "pins.P1: must be a BCM GPIO number from 2 to 27"),
+    ("[games.grab-bag]\ncards = 0\n", "games.grab-bag.cards: must be an integer from 1 to 200"),
+    ("[games.grab-bag]\nvariant = 'wild'\n", "games.grab-bag.variant: must be one of"),
+    ("[games.chess]\nx = 1\n", "games.chess: unknown game"),
+    ("box = 3\n", "box: must be a table"),
+    ("[box\n", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD, ids=[b[1][:30] for b in BAD])
+def test_bad_config_names_the_key(tmp_path, text, message):
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_pin_conflict_after_override_is_caught(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("[pins]\nP1 = 22\n")          # P2 is on 22 in the default map
+    with pytest.raises(ConfigError, match="pins"):
+        load_config(path)
+
+
+def test_absent_file_means_defaults(tmp_path):
+    assert load_config(tmp_path / "absent.toml") == Config()
+
+
+def test_template_is_valid_and_says_the_defaults():
+    data = tomllib.loads(template_text())
+    assert parse_config(data) == Config()
+    uncommented = "\n".join(line.lstrip("# ") for line in template_text().splitlines()
+                            if line.startswith("# ") and "=" in line and not line.startswith("# P1"))
+    assert "game = \"grab-bag\"" in uncommented and "debounce_ms = 5" in uncommented
+
+
+def test_cli_config_check_and_default(tmp_path):
+    good = tmp_path / "good.toml"
+    good.write_text("[box]\nplayers = ['Ada', 'Ben', 'Cy']\n")
+    assert run_cli("config", "check", str(good)).returncode == 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[display]\nrotate = 9\n")
+    out = run_cli("config", "check", str(bad))
+    assert out.returncode == 78 and out.stderr.strip().endswith("display.rotate: must be an integer from 0 to 3")
+    assert out.stderr.count("\n") == 1
+    out = run_cli("config", "default")
+    assert out.returncode == 0 and "[games.grab-bag]" in out.stdout
+
+
+def test_run_with_a_bad_config_exits_78_in_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[box]\ngame = 'grab-bag'\nplayers = ['A','B','C','D','E']\n")
+    out = run_cli("run", "--config", str(bad), "--pins", "mock", "--display", "none")
+    assert out.returncode == 78
+    assert out.stderr.count("\n") == 1 and "box.players" in out.stderr
