@@ -93,6 +93,7 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_config)
     d = sub.add_parser("doctor", help="check pins, display, puck, state dir and config")
     d.add_argument("--config", default=str(DEFAULT_CONFIG))
+    d.add_argument("--pins", choices=("auto", "mock"), default="auto")
     d.set_defaults(func=cmd_doctor)
     return p
 

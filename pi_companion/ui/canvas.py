@@ -23,9 +23,15 @@ def new_frame() -> tuple[Image.Image, ImageDraw.ImageDraw]:
     return image, ImageDraw.Draw(image)
 
 
+def bbox(text: str, size: int) -> tuple[int, int, int, int]:
+    """The box `text` occupies when drawn at (0, 0) on a one-bit image."""
+    x0, y0, x1, y1 = font(size).getbbox(text, mode="1")
+    return int(x0), int(y0), int(x1), int(y1)
+
+
 def text_width(text: str, size: int) -> int:
-    left, _, right, _ = font(size).getbbox(text)
-    return int(right - left)
+    left, _, right, _ = bbox(text, size)
+    return right - left
 
 
 def fitted(text: str, width: int, largest: int, smallest: int = 9) -> int:
@@ -50,7 +56,7 @@ def centred(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int = 0
     """Draw `text` centred in [x0, x0 + width) with its top at `y` (shrunk to fit if needed)."""
     size = fitted(text, width - 2, size)
     text = clip(text, width - 2, size)
-    left, top, right, _ = font(size).getbbox(text)
+    left, top, right, _ = bbox(text, size)
     x = x0 + (width - (right - left)) // 2 - left
     draw.text((x, y - top), text, font=font(size), fill=1)
 
@@ -58,12 +64,12 @@ def centred(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int = 0
 def left(draw: ImageDraw.ImageDraw, x: int, y: int, text: str, size: int, width: int | None = None) -> None:
     width = WIDTH - x if width is None else width
     text = clip(text, width, size)
-    l, top, _, _ = font(size).getbbox(text)
+    l, top, _, _ = bbox(text, size)
     draw.text((x - l, y - top), text, font=font(size), fill=1)
 
 
 def right(draw: ImageDraw.ImageDraw, x_end: int, y: int, text: str, size: int) -> None:
-    l, top, r, _ = font(size).getbbox(text)
+    l, top, r, _ = bbox(text, size)
     draw.text((x_end - (r - l) - l, y - top), text, font=font(size), fill=1)
 
 
@@ -72,7 +78,7 @@ def banner(draw: ImageDraw.ImageDraw, text: str, y: int = 52) -> None:
     draw.rectangle((0, y, WIDTH - 1, HEIGHT - 1), fill=1)
     size = fitted(text, WIDTH - 4, 10, 8)
     text = clip(text, WIDTH - 4, size)
-    l, top, r, _ = font(size).getbbox(text)
+    l, top, r, _ = bbox(text, size)
     draw.text(((WIDTH - (r - l)) // 2 - l, y + 2 - top), text, font=font(size), fill=0)
 
 

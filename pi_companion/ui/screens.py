@@ -50,7 +50,7 @@ def draw_menu(draw: Any, menu: Any) -> None:
         y = 14 + row * 12
         if first + row == menu.cursor:
             draw.rectangle((0, y - 1, 127, y + 10), fill=1)
-            l, top, _, _ = canvas.font(10).getbbox(label)
+            l, top, _, _ = canvas.bbox(label, 10)
             draw.text((4 - l, y - top), label, font=canvas.font(10), fill=0)
         else:
             left(draw, 4, y, label, 10)

@@ -1,0 +1,99 @@
+"""`make screenshots`: every documented scenario's screens, drawn by the real screen code on luma's dummy device.
+
+Each scenario in docs/scenarios is replayed; the frame after its last event (and the menu,
+rules card and button test of each game) is saved scaled up, nearest neighbour, as a PNG.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from PIL import Image
+
+from .core.engine import Engine
+from .core.events import Edge
+from .games import registry
+from .replay import load_scenario
+from .ui.screens import render
+
+SCALE = 4
+
+
+def scenario_engines(folder: Path) -> Iterator[tuple[str, Engine]]:
+    """(name, engine after the scenario) for every scenario in `folder`."""
+    for path in sorted(folder.glob("*.json")):
+        if path.name.endswith(".expected.json"):
+            continue
+        scenario = load_scenario(json.loads(path.read_text()))
+        engine = Engine(registry.get(scenario.game), scenario.players, scenario.options, scenario.seed)
+        for event in scenario.events:
+            engine.feed(event)
+        if scenario.end is not None:
+            engine.advance(scenario.end)
+        yield path.stem, engine
+
+
+def menu_engines() -> Iterator[tuple[str, Engine]]:
+    """Each available game's menu, rules card and the button test."""
+    for name in registry.available():
+        rules = registry.get(name)
+        players = tuple(["Ada", "Ben", "Cy", "Di"][: max(rules.min_players, 3)])
+        engine = Engine(rules, players, {}, 1)
+        t = 1.0
+        for button in ("MENU",):
+            engine.feed(Edge(t, button, True))
+            engine.feed(Edge(t + 0.05, button, False))
+        yield f"{name}-menu", engine
+        if rules.rules_card():
+            card = Engine(rules, players, {}, 1)
+            _walk_menu_to(card, "rules")
+            yield f"{name}-rules", card
+    test = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
+    _walk_menu_to(test, "test")
+    test.feed(Edge(9.0, "P2", True))
+    yield "button-test", test
+
+
+def _walk_menu_to(engine: Engine, key: str) -> None:
+    engine.feed(Edge(1.0, "MENU", True))
+    engine.feed(Edge(1.05, "MENU", False))
+    assert engine.menu is not None
+    keys = [k for k, _ in engine.menu.items]
+    engine.menu = engine.menu.move(keys.index(key))
+    engine.feed(Edge(2.0, "YES", True))
+    engine.feed(Edge(2.05, "YES", False))
+
+
+def through_luma(engine: Engine) -> Image.Image:
+    """The frame as the OLED gets it: through luma's dummy device."""
+    from luma.core.device import dummy
+    device = dummy(width=128, height=64, mode="1")
+    device.display(render(engine))
+    return device.image
+
+
+def save(engines: Iterator[tuple[str, Any]], out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, engine in engines:
+        image = through_luma(engine).convert("L").resize((128 * SCALE, 64 * SCALE), Image.NEAREST)
+        path = out / f"{name}.png"
+        image.save(path, optimize=True)
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    root = Path(__file__).parents[1]
+    out = Path(argv[0]) if argv else root / "docs" / "screens"
+    written = save(scenario_engines(root / "docs" / "scenarios"), out)
+    written += save(menu_engines(), out)
+    print(f"{len(written)} screens in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Screens: every frame of every documented scenario fits 128x64 with no text cut off at the edges."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import ImageDraw
+
+from pi_companion.core.engine import Engine
+from pi_companion.gallery import menu_engines, through_luma
+from pi_companion.games import registry
+from pi_companion.replay import load_scenario
+from pi_companion.ui.screens import render
+
+DOCS = Path(__file__).parents[1] / "docs" / "scenarios"
+SCENARIOS = sorted(p for p in DOCS.glob("*.json") if not p.name.endswith(".expected.json"))
+
+
+@pytest.fixture
+def text_boxes(monkeypatch):
+    """Record the ink box of every piece of text drawn."""
+    boxes = []
+    original = ImageDraw.ImageDraw.text
+
+    def text(self, xy, text, fill=None, font=None, *args, **kwargs):
+        boxes.append((text, self.textbbox(xy, text, font=font)))
+        return original(self, xy, text, fill, font, *args, **kwargs)
+
+    monkeypatch.setattr(ImageDraw.ImageDraw, "text", text)
+    return boxes
+
+
+def assert_inside(boxes, where):
+    for text, (x0, y0, x1, y1) in boxes:
+        assert x0 >= 0 and y0 >= 0 and x1 <= 128 and y1 <= 64, f"{where}: {text!r} at {(x0, y0, x1, y1)}"
+    boxes.clear()
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_every_frame_of_a_scenario_fits(path, text_boxes):
+    scenario = load_scenario(json.loads(path.read_text()))
+    engine = Engine(registry.get(scenario.game), scenario.players, scenario.options, scenario.seed)
+    frames = set()
+    for index, event in enumerate(scenario.events):
+        engine.feed(event)
+        image = render(engine)
+        assert image.size == (128, 64) and image.mode == "1"
+        assert image.getbbox() is not None, f"{path.name} event {index}: blank screen"
+        frames.add(image.tobytes())
+        assert_inside(text_boxes, f"{path.name} event {index}")
+    assert len(frames) > 1 or not scenario.events
+
+
+def test_menus_rules_cards_and_button_test_fit(text_boxes):
+    names = []
+    for name, engine in menu_engines():
+        image = through_luma(engine)
+        assert image.getbbox() is not None
+        assert_inside(text_boxes, name)
+        names.append(name)
+    assert "grab-bag-menu" in names and "grab-bag-rules" in names and "button-test" in names
+
+
+def test_eight_long_names_fit_where_a_game_takes_eight(text_boxes):
+    players = tuple(f"Player{i}longname" for i in range(1, 9))
+    for name in registry.available():
+        rules = registry.get(name)
+        n = rules.max_players
+        engine = Engine(rules, players[:n], {}, 3)
+        render(engine)
+        assert_inside(text_boxes, f"{name} with {n} long names")
+
+
+def test_the_buzz_screen_shows_name_and_margin():
+    from pi_companion.core.events import Edge
+    engine = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
+    engine.feed(Edge(1.0, "P2", True))
+    engine.feed(Edge(1.012, "P3", True))
+    engine.advance(1.1)
+    engine.feed(Edge(1.15, "P3", False))
+    plain = render(Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1))
+    buzz = render(engine)
+    assert buzz.tobytes() != plain.tobytes()
+    assert engine.table.last_buzz.ordered()[1] == (2, 12.0)
