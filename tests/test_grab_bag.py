@@ -151,3 +151,19 @@ def test_card_accounting_holds_in_every_variant(variant):
     steps = ["P2", "NO", "P3", "YES", "NO", "P4", "NO", "P2", "NO", "P1", "YES"] * 3
     r = play(seq(*steps), players=players, options={"variant": variant, "cards": 10})
     assert sum(r["scores"].values()) + r["deck"] + r["set_aside"] == 10
+
+
+def test_menu_open_does_not_swallow_a_buzz_and_yes_no_navigate_it():
+    events = [{"t": 1.0, "press": "MENU"}, {"t": 1.05, "release": "MENU"},
+              {"t": 1.5, "press": "YES"}, {"t": 1.55, "release": "YES"}]   # YES picks a menu entry
+    r = play(events)
+    assert r["phase"] == "searching" and r["round"] == 1
+    r = play(events[:2] + tap("P3", 2.0))
+    assert r["phase"] == "judging" and r["last_buzz"]["winner"] == "Cy"
+
+
+def test_menu_held_three_seconds_requests_shutdown_short_does_not():
+    assert play([{"t": 1.0, "press": "MENU"}, {"t": 4.1, "release": "MENU"}])["shutdown_requested"]
+    assert not play([{"t": 1.0, "press": "MENU"}, {"t": 3.9, "release": "MENU"}])["shutdown_requested"]
+    r = play([{"t": 1.0, "press": "MENU"}], end=4.0)     # acts at 3 s while still held
+    assert r["shutdown_requested"]

@@ -213,8 +213,10 @@ class Engine:
             return
         self.holds[button] = t + HOLD_S
         self.presses += 1
-        if self.menu is None:
-            self._player_press(player, t)
+        if self.menu is not None and self.menu.button_test:
+            return
+        self.menu = None            # the table plays on: a player's press closes the menu
+        self._player_press(player, t)
 
     def _held(self, button: str, t: float) -> None:
         """A button stayed down its long-press time: act now; its release will do nothing."""
