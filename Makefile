@@ -1,10 +1,11 @@
 # Every target that runs code makes .venv itself: a fresh clone needs only `make run` / `make test`.
 PYTHON ?= python3
+PREFIX ?= /opt/pi-companion
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench screenshots clean
+.PHONY: run test bench screenshots install uninstall clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +21,13 @@ test: $(STAMP)
 
 screenshots: $(STAMP)
 	$(BIN)/python -m pi_companion.gallery docs/screens
+
+# On the Pi: `sudo make install` (idempotent; also updates), `sudo make uninstall` (keeps state + config).
+install:
+	PYTHON=$(PYTHON) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash systemd/install.sh
+
+uninstall:
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash systemd/install.sh --uninstall
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Installs pi-companion as a systemd appliance service, or removes it with --uninstall.
+#
+#   sudo systemd/install.sh               install or update, then (re)start the service
+#   sudo systemd/install.sh --uninstall   stop and remove; keeps /var/lib/pi-companion,
+#                                         /etc/pi-companion/config.toml and the user
+#   systemd/install.sh --dry-run          lay the files down under a temporary root only
+#
+# Environment:
+#   DESTDIR   a staging root: files go under it and nothing on the live system is touched
+#             (no systemctl, udevadm or systemd-sysusers). --dry-run makes one if unset.
+#   PREFIX    where the venv lives (default /opt/pi-companion)
+#   PYTHON    the interpreter the venv is made from (default python3, must be >= 3.11)
+#   PI_COMPANION_PIP_ARGS   extra arguments for `pip install`, e.g. "--no-deps" for a fast
+#                           test install that skips the dependencies
+#   PI_COMPANION_VENV_ARGS  extra arguments for `python -m venv`, e.g. --system-site-packages
+#
+# Safe to run again: files are replaced, the venv is reused and the package reinstalled,
+# an existing config.toml is never overwritten.
+set -euo pipefail
+umask 022
+
+SERVICE=pi-companion.service
+REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+PREFIX=${PREFIX:-/opt/pi-companion}
+DESTDIR=${DESTDIR:-}
+PYTHON=${PYTHON:-python3}
+MODE=install
+DRY_RUN=0
+
+say() { printf 'pi-companion: %s\n' "$*"; }
+warn() { printf 'pi-companion: warning: %s\n' "$*" >&2; }
+die() { printf 'pi-companion: error: %s\n' "$*" >&2; exit 1; }
+SRC_COPY=
+trap '[[ -z $SRC_COPY ]] || rm -rf -- "$SRC_COPY"' EXIT
+
+for arg in "$@"; do
+    case $arg in
+        --uninstall) MODE=uninstall ;;
+        --dry-run) DRY_RUN=1 ;;
+        -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+        *) die "unknown argument: $arg (try --help)" ;;
+    esac
+done
+
+PREFIX=${PREFIX%/}
+[[ $PREFIX =~ ^(/[A-Za-z0-9._-]+)+$ ]] \
+    || die "PREFIX must be an absolute path other than / (letters, digits, . _ -): $PREFIX"
+if [[ $DRY_RUN == 1 && -z $DESTDIR ]]; then
+    DESTDIR=$(mktemp -d -t pi-companion-root.XXXXXX)
+    say "dry run: staging under $DESTDIR"
+fi
+DESTDIR=${DESTDIR%/}
+LIVE=0
+[[ -z $DESTDIR ]] && LIVE=1
+# systemd runs (rather than, say, a chroot building an SD card image): units can be started.
+RUNNING=0
+[[ $LIVE == 1 && -d /run/systemd/system ]] && RUNNING=1
+
+VENV=$DESTDIR$PREFIX/venv
+UNIT=$DESTDIR/etc/systemd/system/$SERVICE
+SYSUSERS=$DESTDIR/etc/sysusers.d/pi-companion.conf
+UDEV_RULE=$DESTDIR/etc/udev/rules.d/99-pi-companion-puck.rules
+POLKIT_RULE=$DESTDIR/etc/polkit-1/rules.d/50-pi-companion-shutdown.rules
+CONFIG=$DESTDIR/etc/pi-companion/config.toml
+TEMPLATE=$REPO/pi_companion/data/config-template.toml
+
+if [[ $LIVE == 1 && $EUID -ne 0 ]]; then
+    die "run as root (sudo make install), or set DESTDIR / pass --dry-run"
+fi
+
+make_venv() {
+    "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+        || die "$PYTHON is older than Python 3.11"
+    if "$VENV/bin/python" -c '' 2>/dev/null; then
+        say "reusing venv $VENV"
+    else
+        say "creating venv $VENV"
+        # shellcheck disable=SC2086  # word splitting of the extra arguments is wanted
+        "$PYTHON" -m venv --clear ${PI_COMPANION_VENV_ARGS:-} "$VENV" \
+            || die "could not create the venv (on Debian: apt install python3-venv)"
+    fi
+}
+
+# pip builds in the source tree (build/, *.egg-info); build from a copy so that a root-owned
+# build never lands in the user's checkout.
+install_package() {
+    local spec
+    SRC_COPY=$(mktemp -d -t pi-companion-src.XXXXXX)
+    tar -C "$REPO" --exclude=./.git --exclude=./.venv --exclude=./build \
+        --exclude='*.egg-info' --exclude=__pycache__ --exclude=.pytest_cache \
+        --exclude=.hypothesis -cf - . | tar -C "$SRC_COPY" -xf -
+    spec=$SRC_COPY
+    case "$(uname -s)/$(uname -m)" in
+        Linux/aarch64 | Linux/armv7l | Linux/armv6l) spec="$SRC_COPY[pi]" ;;
+    esac
+    say "installing $REPO${spec#"$SRC_COPY"} into the venv"
+    # shellcheck disable=SC2086
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+        ${PI_COMPANION_PIP_ARGS:-} "$spec"
+    # The service runs with a read-only /opt: compile everything now, not on first import.
+    local purelib
+    purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    "$VENV/bin/python" -m compileall -q -j 0 "$purelib/pi_companion"
+}
+
+install_files() {
+    install -d -m 0755 "$(dirname -- "$UNIT")"
+    # The unit names /opt/pi-companion; follow PREFIX (a no-op for the default).
+    sed "s#/opt/pi-companion/venv/#$PREFIX/venv/#g" "$REPO/systemd/pi-companion.service" \
+        >"$UNIT.tmp"
+    chmod 0644 "$UNIT.tmp"
+    mv -- "$UNIT.tmp" "$UNIT"
+    install -D -m 0644 "$REPO/systemd/pi-companion.conf" "$SYSUSERS"
+    install -D -m 0644 "$REPO/systemd/99-pi-companion-puck.rules" "$UDEV_RULE"
+    install -D -m 0644 "$REPO/systemd/50-pi-companion-shutdown.rules" "$POLKIT_RULE"
+    say "installed $UNIT, $SYSUSERS, $UDEV_RULE, $POLKIT_RULE"
+}
+
+install_config() {
+    if [[ -e $CONFIG ]]; then
+        say "keeping the existing $CONFIG"
+        return
+    fi
+    local tmp
+    install -d -m 0755 "$(dirname -- "$CONFIG")"
+    tmp=$(mktemp "$CONFIG.XXXXXX")
+    if "$VENV/bin/pi-companion" config default >"$tmp" 2>/dev/null && [[ -s $tmp ]]; then
+        say "wrote $CONFIG (pi-companion config default)"
+    elif [[ -f $TEMPLATE ]]; then
+        cp -- "$TEMPLATE" "$tmp"
+        say "wrote $CONFIG (from $TEMPLATE)"
+    else
+        rm -f -- "$tmp"
+        die "no config: 'pi-companion config default' failed and $TEMPLATE is missing"
+    fi
+    chmod 0644 "$tmp"
+    mv -- "$tmp" "$CONFIG"
+}
+
+activate() {
+    systemd-sysusers "$SYSUSERS"
+    if [[ $RUNNING == 1 ]]; then
+        if command -v udevadm >/dev/null; then
+            udevadm control --reload
+            udevadm trigger --action=change --subsystem-match=tty  # a puck already plugged in
+        fi
+        systemctl daemon-reload
+    fi
+    # `enable` works offline too: in a chroot it only makes the symlink.
+    systemctl enable "$SERVICE"
+    if [[ $RUNNING == 0 ]]; then
+        warn "systemd is not running here: the service starts at the next boot"
+        return
+    fi
+    # restart, not `enable --now`: an update must replace a daemon that is already running.
+    systemctl restart "$SERVICE"
+    say "started; follow it with: journalctl -u pi-companion -f"
+}
+
+check_host() {
+    if ! command -v pkaction >/dev/null; then
+        warn "polkitd is not installed, so the box cannot power itself off: apt install polkitd"
+    fi
+    if ! compgen -G '/dev/i2c-*' >/dev/null; then
+        warn "no /dev/i2c-*: enable I2C for the display (raspi-config nonint do_i2c 0)"
+    fi
+}
+
+do_install() {
+    make_venv
+    install_package
+    install_files
+    install_config
+    if [[ $LIVE == 1 ]]; then
+        check_host
+        activate
+    else
+        say "staged under $DESTDIR (nothing on this system was changed)"
+    fi
+}
+
+do_uninstall() {
+    if [[ $RUNNING == 1 ]]; then
+        systemctl disable --now "$SERVICE" || true
+    elif [[ $LIVE == 1 ]]; then
+        systemctl disable "$SERVICE" || true
+    fi
+    rm -f -- "$UNIT" "$SYSUSERS" "$UDEV_RULE" "$POLKIT_RULE"
+    rm -rf -- "$VENV"
+    rmdir -- "$DESTDIR$PREFIX" 2>/dev/null || true
+    if [[ $RUNNING == 1 ]]; then
+        systemctl daemon-reload
+        if command -v udevadm >/dev/null; then udevadm control --reload; fi
+    fi
+    say "removed; kept $DESTDIR/var/lib/pi-companion, $CONFIG and the pi-companion user"
+}
+
+if [[ $MODE == install ]]; then do_install; else do_uninstall; fi
