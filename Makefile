@@ -5,11 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench screenshots install uninstall clean
+.PHONY: run test bench screenshots diagram install uninstall clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -21,6 +21,9 @@ test: $(STAMP)
 
 screenshots: $(STAMP)
 	$(BIN)/python -m pi_companion.gallery docs/screens
+
+diagram: $(STAMP)
+	$(BIN)/python hardware/gen_docs.py
 
 # On the Pi: `sudo make install` (idempotent; also updates), `sudo make uninstall` (keeps state + config).
 install:

@@ -53,6 +53,7 @@ def menu_engines() -> Iterator[tuple[str, Engine]]:
     test = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
     _walk_menu_to(test, "test")
     test.feed(Edge(9.0, "P2", True))
+    test.feed(Edge(9.0, "NO", True))
     yield "button-test", test
 
 

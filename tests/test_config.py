@@ -80,3 +80,14 @@ def test_run_with_a_bad_config_exits_78_in_one_line(tmp_path):
     out = run_cli("run", "--config", str(bad), "--pins", "mock", "--display", "none")
     assert out.returncode == 78
     assert out.stderr.count("\n") == 1 and "box.players" in out.stderr
+
+
+def test_config_template_pin_examples_agree_with_the_pin_map():
+    from pi_companion.hw.pinmap import load_pinmap
+    pins = load_pinmap()
+    examples = [line.lstrip("# ").split("=") for line in template_text().splitlines()
+                if line.startswith("# P") and "=" in line]
+    assert examples
+    for name, value in examples:
+        assert pins[name.strip()] == int(value), f"config template says {name.strip()} = {value.strip()}"
+    assert Config().pins == {}          # no pin defaults of its own: the map is the default

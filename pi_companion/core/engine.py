@@ -98,9 +98,18 @@ class Engine:
     def game(self) -> Any:
         return self.table.game
 
+    @property
+    def testing(self) -> bool:
+        """The button test is on screen: every input is shown, none reaches the game."""
+        return self.menu is not None and self.menu.button_test
+
+    def held(self) -> list[str]:
+        """The buttons down right now (debounced)."""
+        return [name for name, deb in self.buttons.items() if deb.logical]
+
     def lit(self) -> frozenset[int]:
-        if self.menu is not None and self.menu.button_test:
-            return frozenset({int(self.menu.tested[1:]) - 1}) if self.menu.tested[:1] == "P" else frozenset()
+        if self.testing:
+            return frozenset(int(b[1:]) - 1 for b in self.held() if b.startswith("P"))
         return self.rules.lit(self.game)
 
     def report(self) -> dict[str, Any]:
@@ -203,18 +212,16 @@ class Engine:
             self._short(button, t)
 
     def _down(self, button: str, t: float) -> None:
-        if self.menu is not None and self.menu.button_test:
-            self.menu = replace(self.menu, tested=button)
         if button in LONG_S:
             self.holds[button] = t + LONG_S[button]
             return
         player = int(button[1:]) - 1
         if player >= len(self.players):
             return
-        self.holds[button] = t + HOLD_S
         self.presses += 1
-        if self.menu is not None and self.menu.button_test:
+        if self.testing:
             return
+        self.holds[button] = t + HOLD_S
         self.menu = None            # the table plays on: a player's press closes the menu
         self._player_press(player, t)
 
@@ -223,7 +230,9 @@ class Engine:
         del self.holds[button]             # so its release does nothing
         if not self.buttons[button].logical:
             return
-        if button == "NO":
+        if self.testing and button in ("YES", "NO"):
+            self.menu = None                # held YES or NO leaves the button test
+        elif button == "NO":
             self.menu = None
             self._undo()
         elif button == "YES":
@@ -235,6 +244,8 @@ class Engine:
             self._step(PlayerHold(t, int(button[1:]) - 1))
 
     def _short(self, button: str, t: float) -> None:
+        if self.testing:
+            return
         if button == "MENU":
             self._toggle_menu()
         elif button in ("YES", "NO"):
@@ -331,7 +342,7 @@ class Engine:
     def _menu_button(self, button: str, t: float) -> None:
         menu = self.menu
         assert menu is not None
-        if button == "NO" or menu.card or menu.button_test:
+        if button == "NO" or menu.card:
             self.menu = menu.back() if button == "NO" else menu
             return
         key = menu.selected

@@ -11,10 +11,12 @@ class Menu:
     card: tuple[str, ...] = ()                  # a text card being shown (rules, bank, ...)
     card_title: str = ""
     button_test: bool = False
-    tested: str = ""                            # the last button seen in the button test
+    dial: int = 0                               # encoder detents counted in the button test
 
     def move(self, delta: int) -> "Menu":
-        if self.card or self.button_test or not self.items:
+        if self.button_test:
+            return replace(self, dial=self.dial + delta)
+        if self.card or not self.items:
             return self
         return replace(self, cursor=(self.cursor + delta) % len(self.items))
 
@@ -28,5 +30,5 @@ class Menu:
     def back(self) -> "Menu | None":
         """NO: leave a card or the button test, else close the menu."""
         if self.card or self.button_test:
-            return replace(self, card=(), card_title="", button_test=False, tested="")
+            return replace(self, card=(), card_title="", button_test=False, dial=0)
         return None

@@ -78,8 +78,10 @@ def banner(draw: ImageDraw.ImageDraw, text: str, y: int = 52) -> None:
     draw.rectangle((0, y, WIDTH - 1, HEIGHT - 1), fill=1)
     size = fitted(text, WIDTH - 4, 10, 8)
     text = clip(text, WIDTH - 4, size)
-    l, top, r, _ = bbox(text, size)
-    draw.text(((WIDTH - (r - l)) // 2 - l, y + 2 - top), text, font=font(size), fill=0)
+    l, top, r, bottom = bbox(text, size)
+    room = HEIGHT - y
+    draw.text(((WIDTH - (r - l)) // 2 - l, y + (room - (bottom - top)) // 2 - top), text,
+              font=font(size), fill=0)
 
 
 def short_name(name: str, length: int = 3) -> str:

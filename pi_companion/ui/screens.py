@@ -21,6 +21,9 @@ SCREENS = {
 def render(view: Any) -> Image.Image:
     """`view` is the engine (rules, players, game, table, menu, notice, ...)."""
     image, draw = new_frame()
+    if view.testing:
+        draw_button_test(draw, view)
+        return image
     if view.menu is not None:
         draw_menu(draw, view.menu)
         return image
@@ -31,12 +34,17 @@ def render(view: Any) -> Image.Image:
     return image
 
 
+def draw_button_test(draw: Any, view: Any) -> None:
+    """Every input shown as it happens: held buttons, encoder count, hall levels and steps."""
+    centred(draw, 0, "BUTTON TEST", 10)
+    held = view.held()
+    centred(draw, 13, " ".join(held) if held else "press any", 20)
+    hall = view.hall
+    centred(draw, 38, f"enc {view.menu.dial:+d}  A{hall.a} B{hall.b}  steps {hall.net:+d}", 10)
+    centred(draw, 52, "hold YES or NO: exit", 9)
+
+
 def draw_menu(draw: Any, menu: Any) -> None:
-    if menu.button_test:
-        centred(draw, 0, "BUTTON TEST", 12)
-        centred(draw, 20, menu.tested or "press any", 22)
-        centred(draw, 52, "NO: back", 10)
-        return
     if menu.card:
         centred(draw, 0, menu.card_title, 10)
         draw.line((0, 12, 127, 12), fill=1)
