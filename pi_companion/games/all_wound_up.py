@@ -23,7 +23,6 @@ from .base import NO_EFFECTS, Effects, Game, check_known, opt_choice, opt_int, o
 
 STEPS_PER_TURN = 4
 MAX_HAND = 30
-SCREENS = ("main", "bank", "guide")
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,6 @@ class AllWoundUp:
     ask: Ask | None = None
     shown: Pick | None = None            # a pick result on the bank screen until the next input
     picks: tuple[Pick, ...] = ()
-    note: str = ""                       # what the last bank action did
 
     @property
     def n(self) -> int:
@@ -134,8 +132,10 @@ class AllWoundUpGame(Game):
 
     def lit(self, state: AllWoundUp) -> frozenset[int]:
         if state.screen == "bank":
-            chosen = _cursor(state)
+            chosen = cursor(state)
             return frozenset() if chosen is None else frozenset({chosen.player})
+        if state.screen == "guide":
+            return frozenset(rg.current(state.guide).order[:1])
         return frozenset() if state.check is None else frozenset({state.check.player})
 
     def menu_items(self, state: AllWoundUp) -> tuple[tuple[str, str], ...]:
@@ -149,8 +149,8 @@ class AllWoundUpGame(Game):
                                  "red: card bid +1"))
 
     def rules_card(self) -> tuple[str, ...]:
-        return ("Press your button, dial", "the card's turns, wind;", "still 1.5 s or YES: verdict",
-                "NO cancels. Hold YES:", "tokens. YES when idle: guide")
+        return ("Press your button, dial", "the card's turns, wind.", "Stop or YES: verdict;",
+                "NO cancels. Hold YES:", "tokens; YES: the guide")
 
     def undo_label(self, state: AllWoundUp, verdict: Verdict) -> str:
         if state.screen == "bank":
@@ -212,14 +212,14 @@ def _hall(state: AllWoundUp, step: HallStep) -> tuple[AllWoundUp, Effects]:
     if check is None:
         return state, NO_EFFECTS
     last = step.t if check.last_edge is None else max(check.last_edge, step.t)
-    if step.invalid:
-        return replace(state, check=replace(check, missed=check.missed + 1, last_edge=last),
-                       missed_edges=state.missed_edges + 1), NO_EFFECTS
+    missed = 1 if step.invalid else 0
     delta = step.delta if state.direction == "cw" else -step.delta
-    if delta == 0:
+    if delta == 0 and not missed:
         return state, NO_EFFECTS
-    moved = replace(check, steps=check.steps + delta, stepped=True, last_edge=last)
-    return replace(state, check=moved), _crossing_sounds(state, check.steps, moved.steps, check.target)
+    moved = replace(check, steps=check.steps + delta, stepped=check.stepped or delta != 0,
+                    missed=check.missed + missed, last_edge=last)
+    state = replace(state, check=moved, missed_edges=state.missed_edges + missed)
+    return state, _crossing_sounds(state, check.steps, moved.steps, check.target)
 
 
 def _crossing_sounds(state: AllWoundUp, before: int, after: int, target: int) -> Effects:
@@ -344,7 +344,7 @@ def _first_for(state: AllWoundUp, player: int) -> BankAction | None:
     return every[0] if every else None
 
 
-def _cursor(state: AllWoundUp) -> BankAction | None:
+def cursor(state: AllWoundUp) -> BankAction | None:
     """The selected action if it is still possible, else the same player's first, else any."""
     if state.selected is not None and state.selected in all_actions(state):
         return state.selected
@@ -368,7 +368,7 @@ def action_label(state: AllWoundUp, act: BankAction) -> str:
 def _bank_label(state: AllWoundUp, verdict: Verdict) -> str:
     if state.ask is not None:
         return "yellow pick" if verdict == "yes" else "leaving the pick"
-    chosen = _cursor(state)
+    chosen = cursor(state)
     if verdict != "yes" or state.shown is not None or chosen is None:
         return "closing the bank"
     return f"{state.players[chosen.player]} {action_label(state, chosen)}"
@@ -384,16 +384,16 @@ def _bank_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
     if isinstance(action, PlayerPress):
         return replace(state, selected=_first_for(state, action.player)), NO_EFFECTS
     if isinstance(action, Judge) and action.verdict == "no":
-        return replace(state, screen="main", note=""), NO_EFFECTS
+        return replace(state, screen="main"), NO_EFFECTS
     if isinstance(action, Judge) and action.verdict == "yes":
-        chosen = _cursor(state)
+        chosen = cursor(state)
         return (state, NO_EFFECTS) if chosen is None else (_do(state, chosen), NO_EFFECTS)
     return state, NO_EFFECTS
 
 
 def _moved_cursor(state: AllWoundUp, delta: int) -> BankAction | None:
     every = all_actions(state)
-    chosen = _cursor(state)
+    chosen = cursor(state)
     if not every or chosen is None:
         return None
     return every[(every.index(chosen) + delta) % len(every)]
@@ -401,22 +401,20 @@ def _moved_cursor(state: AllWoundUp, delta: int) -> BankAction | None:
 
 def _do(state: AllWoundUp, act: BankAction) -> AllWoundUp:
     """Carry out a bank action; the cursor stays on it while it remains possible."""
-    who = state.players[act.player]
     if act.kind == "steal":
         return replace(state, ask=Ask(act.player, act.victim, max(1, state.hands[act.victim])),
                        selected=act)
     if act.kind == "gain":
         gained = bb.gain(state.bank, act.player)
         assert gained is not None
-        return replace(state, bank=gained[0], selected=act, note=f"{who} +{bb.COLOURS[gained[1]]}")
+        return replace(state, bank=gained[0], selected=act)
     if act.kind == "upgrade":
         upgraded = bb.upgrade(state.bank, act.player, act.colour)
         assert upgraded is not None
-        return replace(state, bank=upgraded[0], selected=act,
-                       note=f"{who} {bb.COLOURS[act.colour]}>{bb.COLOURS[upgraded[1]]}")
+        return replace(state, bank=upgraded[0], selected=act)
     spent = bb.spend(state.bank, act.player, act.colour)
     assert spent is not None
-    out = replace(state, bank=spent, selected=act, note=f"{who} {action_label(state, act)}")
+    out = replace(state, bank=spent, selected=act)
     if act.colour in (bb.BLACK, bb.GREEN) and state.check is not None:
         out = _set_target(out, state.check.target + (1 if act.colour == bb.GREEN else -1))
     return out
@@ -444,11 +442,7 @@ def _pick(state: AllWoundUp, ask: Ask) -> AllWoundUp:
     hands[ask.victim] = ask.hand - 1
     hands[ask.player] = min(MAX_HAND, hands[ask.player] + 1)
     return replace(state, bank=spent, rng=rng, ask=None, shown=pick, picks=state.picks + (pick,),
-                   hands=tuple(hands), note=pick_text(state, pick))
-
-
-def pick_text(state: AllWoundUp, pick: Pick) -> str:
-    return f"take card #{pick.card} from the left of {state.players[pick.victim]}'s hand"
+                   hands=tuple(hands))
 
 
 # ---- the guide screen ----

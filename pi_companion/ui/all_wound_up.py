@@ -1,0 +1,191 @@
+"""All Wound Up screens: the live wind count, the verdict, the Brain-token bank and the round guide."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..games import round_guide as rg
+from ..games.all_wound_up import STEPS_PER_TURN, AllWoundUp, action_label, cursor, verdict_of
+from .canvas import WIDTH, centred, clip, fitted, font, left, right, short_name
+
+VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "VOID"}
+COLUMN_HEADS = ("bk", "pu", "gr", "ye", "rd")
+ROW = 9
+NAME_W = 44
+COL_W = 16
+
+
+def draw(draw: Any, view: Any) -> None:
+    state: AllWoundUp = view.game
+    if state.screen == "bank":
+        draw_bank(draw, state)
+    elif state.screen == "guide":
+        draw_guide(draw, state)
+    elif state.check is not None:
+        draw_winding(draw, state)
+    else:
+        draw_idle(draw, state)
+
+
+def turns_text(steps: int) -> str:
+    return f"{steps / STEPS_PER_TURN:.2f}"
+
+
+# ---- the wind check ----
+
+def draw_winding(draw: Any, state: AllWoundUp) -> None:
+    check = state.check
+    assert check is not None
+    left(draw, 0, 0, state.players[check.player], 11, width=70)
+    right(draw, 127, 0, f"target {check.target}", 11)
+    centred(draw, 15, turns_text(check.steps), 24, width=100)
+    quarter_pie(draw, check.steps, 104, 16, 20)
+    progress_bar(draw, check.steps, check.target, state.tolerance, 42)
+    centred(draw, 53, winding_status(state), 10)
+
+
+def winding_status(state: AllWoundUp) -> str:
+    check = state.check
+    assert check is not None
+    if check.missed:
+        return f"missed edge x{check.missed}!"
+    if not check.stepped:
+        return "dial target, then wind"
+    goal = STEPS_PER_TURN * check.target
+    verdict = verdict_of(check.steps, check.target, state.tolerance)
+    if verdict == "exact":
+        return "on target: stop!"
+    if verdict == "too-many":
+        return "TOO MANY"
+    return f"{turns_text(goal - check.steps)} to go"
+
+
+def quarter_pie(draw: Any, steps: int, x: int, y: int, size: int) -> None:
+    """The quarter turns of the turn in progress, filled clockwise from 12 o'clock."""
+    box = (x, y, x + size, y + size)
+    draw.ellipse(box, outline=1)
+    quarters = abs(steps) % STEPS_PER_TURN or (STEPS_PER_TURN if steps else 0)
+    if quarters:
+        draw.pieslice(box, -90, -90 + 90 * quarters, fill=1)
+
+
+def progress_bar(draw: Any, steps: int, target: int, tolerance: int, y: int) -> None:
+    """One cell per quarter turn up to the target; taller marks at whole turns."""
+    x0, x1, h = 2, 125, 8
+    draw.rectangle((x0, y, x1, y + h), outline=1)
+    cells = STEPS_PER_TURN * target
+    if cells == 0:
+        if steps > tolerance:
+            draw.rectangle((x0, y, x1, y + h), fill=1)
+        return
+    width = (x1 - x0) / cells
+    filled = max(0, min(steps, cells))
+    if filled:
+        draw.rectangle((x0, y, x0 + round(filled * width), y + h), fill=1)
+    for k in range(1, cells):
+        x = x0 + round(k * width)
+        tall = k % STEPS_PER_TURN == 0
+        draw.line((x, y - (2 if tall else 0), x, y + h), fill=0 if k <= filled else 1)
+
+
+def draw_idle(draw: Any, state: AllWoundUp) -> None:
+    centred(draw, 0, "ALL WOUND UP", 10)
+    if state.attempts:
+        last = state.attempts[-1]
+        centred(draw, 12, f"{state.players[last.player]}: {turns_text(last.steps)} of {last.target}", 11)
+        centred(draw, 25, VERDICT_WORDS[last.verdict], 22)
+        if last.missed:
+            centred(draw, 44, f"missed edge x{last.missed}", 9)
+    else:
+        centred(draw, 14, "press your", 14)
+        centred(draw, 30, "button to wind", 14)
+    centred(draw, 54, guide_line(state), 9)
+
+
+def guide_line(state: AllWoundUp) -> str:
+    step = rg.current(state.guide)
+    return f"R{state.guide.round} {rg.describe(step, state.players)}"
+
+
+# ---- the bank ----
+
+def inverted(draw: Any, x: int, y: int, text: str, size: int) -> None:
+    l, top, _, _ = font(size).getbbox(text)
+    draw.text((x - l, y - top), text, font=font(size), fill=0)
+
+
+def draw_bank(draw: Any, state: AllWoundUp) -> None:
+    if state.shown is not None:
+        draw_pick(draw, state)
+        return
+    if state.ask is not None:
+        draw_ask(draw, state)
+        return
+    chosen = cursor(state)
+    check = state.check
+    head = "BANK" if check is None else f"{short_name(state.players[check.player])} {check.target}t"
+    left(draw, 0, 0, head, 9, width=NAME_W)
+    counts_row(draw, 0, COLUMN_HEADS)
+    left(draw, 0, ROW, "bank", 9, width=NAME_W)
+    counts_row(draw, ROW, tuple(str(k) for k in state.bank.supply))
+    for i, held in enumerate(state.bank.held):
+        y = ROW * (2 + i)
+        if chosen is not None and chosen.player == i:
+            draw.rectangle((0, y - 1, NAME_W - 2, y + ROW - 2), fill=1)
+            inverted(draw, 1, y, clip(state.players[i], NAME_W - 4, 9), 9)
+        else:
+            left(draw, 1, y, state.players[i], 9, width=NAME_W - 4)
+        counts_row(draw, y, tuple(str(k) for k in held))
+    action_strip(draw, state, chosen)
+
+
+def counts_row(draw: Any, y: int, cells: tuple[str, ...]) -> None:
+    for c, text in enumerate(cells):
+        centred(draw, y, text, 9, x0=NAME_W + c * COL_W, width=COL_W)
+
+
+def action_strip(draw: Any, state: AllWoundUp, chosen: Any) -> None:
+    y = 53
+    draw.rectangle((0, y, WIDTH - 1, 63), fill=1)
+    if chosen is None:
+        text = "nothing to do"
+    else:
+        text = f"{short_name(state.players[chosen.player], 4)} {action_label(state, chosen)}"
+    size = fitted(text, WIDTH - 4, 9, 8)
+    text = clip(text, WIDTH - 4, size)
+    l, top, r, _ = font(size).getbbox(text)
+    draw.text(((WIDTH - (r - l)) // 2 - l, y - top), text, font=font(size), fill=0)
+
+
+def draw_ask(draw: Any, state: AllWoundUp) -> None:
+    ask = state.ask
+    assert ask is not None
+    centred(draw, 0, f"{state.players[ask.player]} takes a card", 10)
+    centred(draw, 12, f"cards in {state.players[ask.victim]}'s hand?", 9)
+    centred(draw, 24, str(ask.hand), 24)
+    centred(draw, 53, "dial count, YES picks", 9)
+
+
+def draw_pick(draw: Any, state: AllWoundUp) -> None:
+    pick = state.shown
+    assert pick is not None
+    centred(draw, 0, f"{state.players[pick.player]}: take card", 10)
+    centred(draw, 12, f"#{pick.card}", 24)
+    centred(draw, 40, "from the left of", 9)
+    centred(draw, 51, f"{state.players[pick.victim]}'s hand ({pick.hand})", 10)
+
+
+# ---- the round guide ----
+
+def draw_guide(draw: Any, state: AllWoundUp) -> None:
+    guide = state.guide
+    step = rg.current(guide)
+    centred(draw, 0, f"Round {guide.round}  dealer {state.players[guide.dealer]}", 10)
+    centred(draw, 15, rg.describe(step, state.players), 18)
+    order = [short_name(state.players[i], 4) for i in step.order]
+    if step.kind == "deal":
+        centred(draw, 38, f"bidder: {state.players[rg.bidder(guide)]}", 10)
+    else:
+        centred(draw, 38, " > ".join(order), 10)
+    hint = "YES next  hold YES: deal" if step.kind == "bid" else "YES next  NO close"
+    centred(draw, 54, hint, 9)
+
