@@ -14,7 +14,8 @@ from typing import Any, Callable
 
 from .config import Config
 from .core.engine import Engine
-from .core.events import Edge, EncoderLevel, HallLevel, InputEvent, Request, Sound
+from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, InputEvent, PuckStatus, Request,
+                          Sound)
 from .core.records import advance_record, from_record, to_record
 from .games import registry
 from .hw.display import Display
@@ -52,6 +53,8 @@ class Box:
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
         pins = load_pinmap(overrides=config.pins)
         n = len(config.players)
+        if config.wind_source == "puck":      # the turntable is on the puck, not on our pins
+            pins = {k: v for k, v in pins.items() if not k.startswith("HALL")}
         self.inputs = build_inputs(pins, n, self.queue, factory)
         self.leds = Leds(pins, n, factory)
         self.piezo = Piezo(pins.get("PIEZO") if config.sound else None, factory)
@@ -67,7 +70,36 @@ class Box:
             self.engine = self._new_engine(config.game)
             self._start_log()
         self._check_held_buttons()
+        self.puck: Any = None
+        self._puck_last: tuple[str, int, int] | None = None
+        if config.wind_source == "puck":
+            self._start_puck()
         self.refresh()
+
+    # ---- the wind puck (its reader thread only queues events) ----
+
+    def _start_puck(self) -> None:
+        from .link.serial_port import PuckLink
+        self.puck = PuckLink(self.config.puck_port or None, self._puck_message, self._puck_status)
+        self.puck.start()
+
+    def _puck_message(self, msg: Any) -> None:
+        from .link import proto
+        now = self.now()
+        if isinstance(msg, proto.Hello):
+            self.queue.put(Wake(PuckStatus(now, True, msg.boot_id)))
+        elif isinstance(msg, proto.Counts):
+            key = (msg.boot_id, msg.net, msg.invalid)
+            if key == self._puck_last:         # a heartbeat with nothing new: nothing to log
+                return
+            self._puck_last = key
+            edge_t = now - msg.since_edge_ms / 1000.0 if msg.since_edge_ms >= 0 else now
+            self.queue.put(Wake(HallCounts(edge_t, msg.boot_id, msg.net, msg.invalid)))
+
+    def _puck_status(self, connected: bool) -> None:
+        if not connected:
+            self._puck_last = None
+            self.queue.put(Wake(PuckStatus(self.now(), False)))
 
     def _check_held_buttons(self) -> None:
         for name, device in self.inputs.items():
@@ -225,6 +257,8 @@ class Box:
 
     def close(self) -> None:
         self.stop()
+        if self.puck is not None:
+            self.puck.close()
         self.leds.close()
         self.piezo.close()
         self.display.close(farewell())

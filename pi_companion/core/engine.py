@@ -62,6 +62,7 @@ class Engine:
         self.encoder = Quadrature()
         self.encoder_steps = 0
         self.puck: tuple[str, int, int] | None = None     # boot id, net, invalid last seen
+        self.puck_connected: bool | None = None           # None: no puck in use
         self.menu: Menu | None = None
         self.notice = ""
         self.shutdown_requested = False
@@ -196,9 +197,13 @@ class Engine:
             self._step(HallStep(event.t, delta, invalid > 0))
 
     def _puck_status(self, event: PuckStatus) -> None:
-        if not event.connected or (self.puck is not None and self.puck[0] != event.boot_id):
+        rebooted = self.puck is not None and self.puck[0] != event.boot_id
+        if not event.connected or rebooted:
             self.puck = None
             self._step(PuckReset(event.t))
+        if event.connected != self.puck_connected:
+            self.notice = "" if event.connected else "puck disconnected"
+        self.puck_connected = event.connected
 
     def _settle(self, button: str) -> None:
         for pressed, t in self.buttons[button].settle():
