@@ -21,8 +21,10 @@ from .core.events import Request
 TAP_S = 0.08
 LONG_S = 1.2
 MENU_LONG_S = 3.2
+PLAYER_HOLD_S = 2.2
+SHIFTED_DIGITS = "!@#$%^&*"                        # shift+1..8: hold that player's button
 STEP_GAP_S = 0.03
-HELP = ("keys: 1-8 players  y/n YES/NO  Y/N long YES/NO  m MENU  M hold MENU (shutdown)",
+HELP = ("keys: 1-8 players (shift: hold 2 s)  y/n YES/NO  Y/N long YES/NO  m MENU  M hold MENU",
         "      [ ] or arrows: encoder   . , one turntable step fwd/back   w whole turn   q quit")
 FORWARD = ((0, 0), (1, 0), (1, 1), (0, 1))        # hall (A, B) levels, clockwise order
 
@@ -93,6 +95,8 @@ class KeyPad:
         """Act on one key; False for an unknown key."""
         if key.isdigit() and 1 <= int(key) <= self.n:
             self.press(f"P{key}", TAP_S)
+        elif key in SHIFTED_DIGITS and SHIFTED_DIGITS.index(key) < self.n:
+            self.press(f"P{SHIFTED_DIGITS.index(key) + 1}", PLAYER_HOLD_S)
         elif key in ("y", "n", "m"):
             self.press({"y": "YES", "n": "NO", "m": "MENU"}[key], TAP_S)
         elif key in ("Y", "N"):

@@ -99,6 +99,16 @@ SCREENS = {"setup": draw_setup, "turn": draw_turn, "rolling": draw_rolling,
            "colour": draw_colour, "stack": draw_stack, "over": draw_over}
 
 
+def draw_claim(draw: Any, state: HoldEverything) -> None:
+    centred(draw, 0, "Who holds nothing?", 11)
+    centred(draw, 18, "press your", 16)
+    centred(draw, 36, "button", 16)
+    strip(draw, "NO: back to the game")
+
+
 def draw(draw: Any, view: Any) -> None:
     state: HoldEverything = view.game
+    if state.claiming and state.phase != "over":
+        draw_claim(draw, state)
+        return
     SCREENS[state.phase](draw, state)
