@@ -108,11 +108,19 @@ class Box:
                 self.engine.held_at_start(name)
 
     def _new_engine(self, game: str) -> Engine:
+        """A fresh engine; its clock starts at 0 now (callers install it with `_use`)."""
         rules = registry.get(game)
         seed = (self.config.seed or 0) + self.games_started
         self.games_started += 1
         return Engine(rules, tuple(self.config.players), self.config.options_for(game),
                       seed, debounce_s=self.config.debounce_ms / 1000.0)
+
+    def _use(self, engine: Engine) -> None:
+        """Install a new game's engine: its clock starts now, and so does its log."""
+        self.engine = engine
+        self.t0 = self.factory.ticks()
+        self.tick_offset = 0.0
+        self._start_log()
 
     # ---- the durable log ----
 
@@ -241,11 +249,9 @@ class Box:
                 return
             log.info("switching to %s", req.arg)
             self.config = self.config.with_game(req.arg)
-            self.engine = engine
-            self._start_log()
+            self._use(engine)
         elif req.name == "new":
-            self.engine = self._new_engine(self.engine.rules.name)
-            self._start_log()
+            self._use(self._new_engine(self.engine.rules.name))
         if self.on_request is not None:
             self.on_request(req)
 

@@ -55,3 +55,22 @@ def test_unchanged_frames_are_not_sent(mock_factory):
         assert box.display.sent == sent and box.display.skipped >= 5
     finally:
         box.close()
+
+
+def test_switching_game_after_a_while_starts_the_new_game_at_its_beginning(mock_factory, tmp_path):
+    from pi_companion.app import Wake
+    from pi_companion.core.events import Request
+    from pi_companion.store import GameLog
+    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), mock_factory,
+              Display(None), store=GameLog(tmp_path))
+    try:
+        box.t0 -= 100.0                                   # the box has been on for 100 s
+        box.request(Request("switch", "hands-up"))
+        box.queue.put(Wake())
+        box.pump()
+        report = box.engine.report()
+        assert report["game"] == "hands-up" and report["flips"] == 0
+        header = (tmp_path / "current.log").read_text().splitlines()[0]
+        assert '"game":"hands-up"' in header and len(list((tmp_path / "history").glob("*.log"))) == 1
+    finally:
+        box.close()

@@ -381,7 +381,8 @@ class Engine:
     def new_game(self) -> None:
         """Start over with the same players and options (the next seed: a new shuffle)."""
         self.games_played += 1
-        game = self.rules.new_game(self.players, self.options, self.seed + self.games_played)
+        game = self.rules.started(
+            self.rules.new_game(self.players, self.options, self.seed + self.games_played), self.clock)
         self.table = Table(game, rand.seed_state(self.seed + self.games_played, 1))
         self.undo_stack.clear()
         self.window = None

@@ -4,6 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 
+CARD_LINES = 5          # lines of a text card on screen at once
+
+
 @dataclass(frozen=True)
 class Menu:
     items: tuple[tuple[str, str], ...]          # (key, label)
@@ -12,11 +15,14 @@ class Menu:
     card_title: str = ""
     button_test: bool = False
     dial: int = 0                               # encoder detents counted in the button test
+    top: int = 0                                # first card line shown (the encoder scrolls)
 
     def move(self, delta: int) -> "Menu":
         if self.button_test:
             return replace(self, dial=self.dial + delta)
-        if self.card or not self.items:
+        if self.card:
+            return replace(self, top=max(0, min(self.top + delta, len(self.card) - CARD_LINES)))
+        if not self.items:
             return self
         return replace(self, cursor=(self.cursor + delta) % len(self.items))
 
@@ -30,5 +36,5 @@ class Menu:
     def back(self) -> "Menu | None":
         """NO: leave a card or the button test, else close the menu."""
         if self.card or self.button_test:
-            return replace(self, card=(), card_title="", button_test=False, dial=0)
+            return replace(self, card=(), card_title="", button_test=False, dial=0, top=0)
         return None

@@ -32,6 +32,10 @@ class Game:
     def step(self, state: Any, action: Action) -> tuple[Any, Effects]:
         raise NotImplementedError
 
+    def started(self, state: Any, t: float) -> Any:
+        """A new game begins at `t` rather than at 0 (New game from the menu): move its timers."""
+        return state
+
     def report(self, state: Any) -> dict[str, Any]:
         """Game keys of the replay report, including `over`, `winners` (indices) and `phase`."""
         raise NotImplementedError

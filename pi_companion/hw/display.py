@@ -15,13 +15,15 @@ RETRY_S = 5.0
 
 
 def open_device(driver: str, port: int = 1, address: int = 0x3C, rotate: int = 0) -> Any:
-    """A luma device: `ssd1306` (I2C) or `dummy` (keeps the last frame in `.image`)."""
+    """A luma device: `ssd1306` (I2C; our dirty-page driver, which sends only the changed
+    parts of each frame) or `dummy` (keeps the last frame in `.image`)."""
     if driver == "dummy":
         from luma.core.device import dummy
         return dummy(width=128, height=64, mode="1")
     from luma.core.interface.serial import i2c
-    from luma.oled.device import ssd1306
-    return ssd1306(i2c(port=port, address=address), width=128, height=64, rotate=rotate)
+
+    from .ssd1306_dirty import DirtySSD1306
+    return DirtySSD1306(i2c(port=port, address=address), width=128, height=64, rotate=rotate)
 
 
 class Display:

@@ -7,6 +7,7 @@ from typing import Any
 from PIL import Image
 
 from . import canvas
+from ..core.menu import CARD_LINES
 from .canvas import banner, centred, left, new_frame
 
 SCREENS = {
@@ -46,9 +47,12 @@ def draw_button_test(draw: Any, view: Any) -> None:
 
 def draw_menu(draw: Any, menu: Any) -> None:
     if menu.card:
-        centred(draw, 0, menu.card_title, 10)
+        more = len(menu.card) > CARD_LINES
+        title = f"{menu.card_title} {menu.top + 1}-{min(menu.top + CARD_LINES, len(menu.card))}/" \
+                f"{len(menu.card)}" if more else menu.card_title
+        centred(draw, 0, title, 10)
         draw.line((0, 12, 127, 12), fill=1)
-        for i, line in enumerate(menu.card[:5]):
+        for i, line in enumerate(menu.card[menu.top:menu.top + CARD_LINES]):
             left(draw, 1, 14 + i * 10, line, 9)
         return
     centred(draw, 0, "MENU", 10)
