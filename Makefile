@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench screenshots diagram install uninstall clean
+.PHONY: run test bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,22 @@ screenshots: $(STAMP)
 
 diagram: $(STAMP)
 	$(BIN)/python hardware/gen_docs.py
+
+# The wind puck (see firmware/README.md; not run in CI). PUCK_MODE=dev leaves the watchdog off.
+PUCK_PORT ?= auto
+PUCK_MODE ?= production
+PUCK_FILES := main.py puck.py protocol.py quadrature.py
+PUCK_FLAG_production := open('production', 'w').close()
+PUCK_FLAG_dev := None
+
+firmware-sync:
+	$(PYTHON) firmware/sync.py
+
+firmware-deploy: $(STAMP) firmware-sync
+	$(BIN)/pip install --quiet -e '.[dev,firmware]'
+	$(BIN)/mpremote connect $(PUCK_PORT) exec "import os; 'production' in os.listdir() and os.remove('production')" + reset
+	sleep 3
+	$(BIN)/mpremote connect $(PUCK_PORT) $(foreach f,$(PUCK_FILES),cp firmware/$(f) :$(f) +) exec "$(PUCK_FLAG_$(PUCK_MODE))" + reset
 
 # On the Pi: `sudo make install` (idempotent; also updates), `sudo make uninstall` (keeps state + config).
 install:

@@ -1,0 +1,163 @@
+"""The wind puck's line protocol, device side: builds report lines and reads host commands.
+
+MicroPython and CPython both run this module (tests/test_firmware.py checks it against the
+host's twin, pi_companion/link/proto.py, on the same vectors). See PROTOCOL.md.
+"""
+
+VERSION = 1
+MAX_LINE = 256
+HEARTBEAT_MIN_MS = 20
+HEARTBEAT_MAX_MS = 60000
+TOKEN_MAX = 16
+
+_HEX = "0123456789ABCDEF"
+_DIGITS = "0123456789"
+_TOKEN_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-"
+
+
+def checksum(body):
+    """XOR of the bytes between '$' and '*' (NMEA style)."""
+    c = 0
+    for x in body:
+        c ^= x
+    return c
+
+
+def frame(body):
+    """One line: '$' body '*' two hex digits, newline."""
+    return "$%s*%02X\n" % (body, checksum(body.encode()))
+
+
+def hello(boot_id, mode, heartbeat_ms):
+    return frame("HELLO,%d,%s,%s,%d" % (VERSION, boot_id, mode, heartbeat_ms))
+
+
+def counts(seq, boot_id, net, forward, backward, invalid, a, b, since_edge_ms, uptime_ms):
+    return frame("CNT,%d,%s,%d,%d,%d,%d,%d,%d,%d,%d" % (
+        seq, boot_id, net, forward, backward, invalid, a, b, since_edge_ms, uptime_ms))
+
+
+def pong(token, uptime_ms):
+    return frame("PONG,%s,%d" % (token, uptime_ms))
+
+
+def config(key, value):
+    return frame("CFG,%s,%d" % (key, value))
+
+
+def error(code, detail=""):
+    return frame("ERR,%s,%s" % (code, detail))
+
+
+def is_token(text):
+    """A boot id, ping token or error detail: up to 16 of [A-Za-z0-9_-]."""
+    if len(text) > TOKEN_MAX:
+        return False
+    for ch in text:
+        if ch not in _TOKEN_CHARS:
+            return False
+    return True
+
+
+def _printable(data):
+    for x in data:
+        if x < 32 or x > 126:
+            return False
+    return True
+
+
+def _int(text):
+    """A decimal integer (optional '-', 1 to 9 digits), else None."""
+    digits = text[1:] if text[:1] == "-" else text
+    if not 0 < len(digits) < 10:
+        return None
+    for ch in digits:
+        if ch not in _DIGITS:
+            return None
+    return int(text)
+
+
+def _checksum_ok(body, digits):
+    if len(digits) != 2:
+        return False
+    text = digits.decode() if _printable(digits) else ""
+    if len(text) != 2 or text[0] not in _HEX or text[1] not in _HEX:
+        return False
+    return int(text, 16) == checksum(body)
+
+
+def parse_command(line):
+    """One line from the host (bytes, no newline) -> a command tuple, or None to ignore it.
+
+    ('INFO',) | ('PING', token) | ('CFG', 'HEARTBEAT', ms) | ('ERR', code, detail).
+    The checksum is optional (a person may type '$INFO'); when present it must match.
+    """
+    start = line.rfind(b"$")
+    if start < 0:
+        return None
+    body = line[start + 1:]
+    star = body.find(b"*")
+    if star >= 0:
+        if not _checksum_ok(body[:star], body[star + 1:]):
+            return ("ERR", "CHECKSUM", "")
+        body = body[:star]
+    if not _printable(body):
+        return ("ERR", "SYNTAX", "")
+    fields = body.decode().split(",")
+    return _command(fields[0].upper(), fields[1:])
+
+
+def _command(name, args):
+    if name == "INFO" and not args:
+        return ("INFO",)
+    if name == "PING" and len(args) < 2:
+        token = args[0] if args else ""
+        return ("PING", token) if is_token(token) else ("ERR", "TOKEN", "")
+    if name == "CFG":
+        return _config(args)
+    if name in ("INFO", "PING"):
+        return ("ERR", "SYNTAX", name)
+    return ("ERR", "UNKNOWN", name[:TOKEN_MAX] if is_token(name[:TOKEN_MAX]) else "")
+
+
+def _config(args):
+    if len(args) != 2 or args[0].upper() != "HEARTBEAT":
+        return ("ERR", "CONFIG", "")
+    ms = _int(args[1])
+    if ms is None or not HEARTBEAT_MIN_MS <= ms <= HEARTBEAT_MAX_MS:
+        return ("ERR", "RANGE", "HEARTBEAT")
+    return ("CFG", "HEARTBEAT", ms)
+
+
+class CommandReader:
+    """Collects input bytes into lines (CR or LF ends one) and parses each into a command.
+
+    The buffer is preallocated; a line longer than MAX_LINE is dropped whole and answered
+    with ('ERR', 'TOOLONG', '').
+    """
+
+    def __init__(self):
+        self.buf = bytearray(MAX_LINE)
+        self.n = 0
+        self.overflow = False
+
+    def feed(self, byte):
+        """Take one byte (an int); return a command tuple when a line completes, else None."""
+        if byte == 10 or byte == 13:
+            return self._end()
+        if self.n >= MAX_LINE:
+            self.overflow = True
+        else:
+            self.buf[self.n] = byte
+            self.n += 1
+        return None
+
+    def _end(self):
+        n = self.n
+        self.n = 0
+        if self.overflow:
+            self.overflow = False
+            return ("ERR", "TOOLONG", "")
+        if n == 0:
+            return None
+        return parse_command(bytes(self.buf[:n]))

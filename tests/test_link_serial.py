@@ -1,0 +1,286 @@
+"""The puck link on a pty pair: counts flow, unplug and replug, reboots, no leaks."""
+
+from __future__ import annotations
+
+import os
+import queue
+import select
+import threading
+import time
+import tty
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TypeVar
+
+import pytest
+
+from pi_companion.link import proto
+from pi_companion.link.serial_port import PuckLink, discover
+
+WAIT_S = 5.0
+M = TypeVar("M", bound=proto.Message)
+
+
+class FakePuck:
+    """A pty whose master side speaks the device protocol: answers INFO and PING, and
+    sends Counts on demand. `unplug()` closes it; the slave path then disappears."""
+
+    def __init__(self, boot_id: str = "b00710aa") -> None:
+        self.boot_id = boot_id
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.master)
+        self.path = os.ttyname(self.slave)
+        self.commands: list[bytes] = []
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._serve, name="fake-puck", daemon=True)
+        self._thread.start()
+
+    def send(self, data: bytes) -> None:
+        with self._lock:
+            if not self._stop.is_set():
+                os.write(self.master, data)
+
+    def counts(self, seq: int, net: int, boot_id: str | None = None) -> proto.Counts:
+        msg = proto.Counts(seq, boot_id or self.boot_id, net, max(net, 0), max(-net, 0), 0,
+                           net % 2, 0, 10, 1000 + seq)
+        self.send(proto.encode(msg))
+        return msg
+
+    def unplug(self) -> None:
+        with self._lock:
+            self._stop.set()
+        self._thread.join()                    # it polls every 20 ms
+        os.close(self.master)
+        os.close(self.slave)
+
+    def _serve(self) -> None:
+        pending = b""
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self.master], [], [], 0.02)
+            if not ready or self._stop.is_set():
+                continue
+            try:
+                with self._lock:
+                    data = b"" if self._stop.is_set() else os.read(self.master, 1024)
+            except OSError:                        # the link has the slave closed just now
+                time.sleep(0.005)
+                continue
+            *lines, pending = (pending + data).split(b"\n")
+            for line in lines:
+                self._answer(line)
+
+    def _answer(self, line: bytes) -> None:
+        self.commands.append(line)
+        if line.startswith(b"$INFO"):
+            self.send(proto.encode(proto.Hello(1, self.boot_id, "dev", 250)))
+        elif line.startswith(b"$PING"):
+            self.send(proto.encode(proto.Pong("t", 5)))
+
+
+class Recorder:
+    """Collects the link's callbacks, for waiting on them."""
+
+    def __init__(self) -> None:
+        self.messages: queue.Queue[proto.Message] = queue.Queue()
+        self.status: queue.Queue[bool] = queue.Queue()
+
+    def on_message(self, msg: proto.Message) -> None:
+        self.messages.put(msg)
+
+    def on_status(self, connected: bool) -> None:
+        self.status.put(connected)
+
+    def next_message(self, kind: type[M]) -> M:
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            msg = self.messages.get(timeout=max(deadline - time.monotonic(), 0.001))
+            if isinstance(msg, kind):
+                return msg
+
+    def next_status(self) -> bool:
+        return self.status.get(timeout=WAIT_S)
+
+
+@pytest.fixture
+def port_link(tmp_path: Path) -> Path:
+    return tmp_path / "puck"
+
+
+def plug(link_path: Path, puck: FakePuck) -> None:
+    """Point the configured path (a symlink) at the puck's pty."""
+    tmp = link_path.with_suffix(".new")
+    tmp.symlink_to(puck.path)
+    os.replace(tmp, link_path)
+
+
+def make_link(link_path: Path, rec: Recorder) -> PuckLink:
+    def find(configured: str | None) -> str | None:
+        return configured if configured and os.path.exists(configured) else None
+    return PuckLink(str(link_path), rec.on_message, rec.on_status, backoff_min=0.01,
+                    backoff_max=0.04, hello_retry_s=0.2, find=find)
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_counts_flow_to_on_message(port_link: Path) -> None:
+    puck, rec = FakePuck(), Recorder()
+    plug(port_link, puck)
+    with make_link(port_link, rec) as link:
+        assert rec.next_status() is True
+        assert rec.next_message(proto.Hello) == proto.Hello(1, puck.boot_id, "dev", 250)
+        sent = [puck.counts(seq, net) for seq, net in enumerate([1, 2, 3, 2, 3, 4])]
+        assert [rec.next_message(proto.Counts) for _ in sent] == sent
+        assert link.connected and link.boot_id == puck.boot_id
+    assert rec.next_status() is False
+    puck.unplug()
+
+
+def test_commands_reach_the_puck(port_link: Path) -> None:
+    puck, rec = FakePuck(), Recorder()
+    plug(port_link, puck)
+    with make_link(port_link, rec) as link:
+        rec.next_message(proto.Hello)
+        assert link.ping("t") and link.set_heartbeat(100)
+        assert rec.next_message(proto.Pong) == proto.Pong("t", 5)
+        deadline = time.monotonic() + WAIT_S
+        while proto.heartbeat_command(100)[:-1] not in puck.commands:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    puck.unplug()
+    assert not link.send(proto.info_command())
+
+
+def test_junk_on_the_line_is_ignored(port_link: Path) -> None:
+    puck, rec = FakePuck(), Recorder()
+    plug(port_link, puck)
+    with make_link(port_link, rec) as link:
+        rec.next_message(proto.Hello)
+        puck.send(b"Traceback (most recent call last):\r\n$CNT,1,2*00\n" + b"x" * 10_000 + b"\n")
+        good = puck.counts(5, 7)
+        assert rec.next_message(proto.Counts) == good
+        stats = link.stats()
+        assert stats["junk"] == 1 and stats["bad_checksum"] == 1 and stats["too_long"] == 1
+    puck.unplug()
+
+
+def test_unplug_then_replug(port_link: Path) -> None:
+    puck, rec = FakePuck(), Recorder()
+    plug(port_link, puck)
+    with make_link(port_link, rec):
+        assert rec.next_status() is True
+        puck.unplug()
+        assert rec.next_status() is False
+        puck = FakePuck()
+        plug(port_link, puck)
+        assert rec.next_status() is True
+        assert puck.counts(0, 3) == rec.next_message(proto.Counts)
+    puck.unplug()
+
+
+def test_twenty_unplug_replug_cycles_leak_nothing(port_link: Path) -> None:
+    threads, fds = threading.active_count(), open_fds()
+    rec = Recorder()
+    puck = FakePuck()
+    plug(port_link, puck)
+    link = make_link(port_link, rec).start()
+    assert rec.next_status() is True
+    assert rec.next_message(proto.Hello).boot_id == puck.boot_id
+    for cycle in range(20):
+        puck.unplug()
+        assert rec.next_status() is False
+        puck = FakePuck(boot_id="%08x" % cycle)
+        plug(port_link, puck)
+        assert rec.next_status() is True
+        assert rec.next_message(proto.Hello).boot_id == puck.boot_id
+        assert puck.counts(cycle, cycle) == rec.next_message(proto.Counts)
+    link.close()
+    assert rec.next_status() is False
+    puck.unplug()
+    assert threading.active_count() == threads
+    assert open_fds() == fds
+    assert link.reboots == 20
+
+
+def test_reboot_is_seen_as_a_new_hello_first(port_link: Path) -> None:
+    """A soft reboot keeps the port: Counts with a new boot id are held back until the
+    Hello of that boot has been delivered."""
+    puck, rec = FakePuck(boot_id="0000aaaa"), Recorder()
+    plug(port_link, puck)
+    with make_link(port_link, rec) as link:
+        rec.next_message(proto.Hello)
+        assert puck.counts(0, 4) == rec.next_message(proto.Counts)
+        puck.boot_id = "0000bbbb"
+        puck.counts(0, 0)                      # the reboot's own Hello was lost
+        hello = rec.next_message(proto.Hello)
+        assert hello.boot_id == "0000bbbb"
+        assert puck.counts(1, 1) == rec.next_message(proto.Counts)
+        assert link.reboots == 1 and link.dropped_counts >= 1
+    puck.unplug()
+
+
+def test_callback_errors_do_not_kill_the_reader(port_link: Path) -> None:
+    puck, rec = FakePuck(), Recorder()
+    plug(port_link, puck)
+    calls: list[proto.Message] = []
+
+    def explode(msg: proto.Message) -> None:
+        calls.append(msg)
+        if len(calls) <= 2:
+            raise RuntimeError("consumer bug")
+        rec.on_message(msg)
+
+    link = PuckLink(str(port_link), explode, rec.on_status, backoff_min=0.01,
+                    find=lambda c: c)
+    with link:
+        rec.next_status()
+        deadline = time.monotonic() + WAIT_S
+        seq = 0
+        while rec.messages.empty():
+            assert time.monotonic() < deadline
+            puck.counts(seq, seq)
+            seq += 1
+            time.sleep(0.01)
+        assert link.connected
+    puck.unplug()
+
+
+def test_close_without_a_port_returns_quickly(port_link: Path) -> None:
+    rec = Recorder()
+    link = make_link(port_link, rec).start()
+    time.sleep(0.05)
+    started = time.monotonic()
+    link.close()
+    assert time.monotonic() - started < 0.5
+    assert rec.status.empty()
+
+
+# -- discovery --------------------------------------------------------------------------------
+
+def test_discover_order(tmp_path: Path) -> None:
+    configured, udev = tmp_path / "configured", tmp_path / "udev"
+    by_id = tmp_path / "by-id"
+    by_id.mkdir()
+    ports: list[SimpleNamespace] = []
+
+    def find(name: str | None) -> str | None:
+        return discover(name, udev_link=str(udev), by_id_glob=str(by_id / "*"),
+                        comports=lambda: ports)
+
+    assert find(None) is None
+    (by_id / "usb-FTDI_Other-if00").touch()
+    assert find(None) == str(by_id / "usb-FTDI_Other-if00")      # the only by-id entry
+    (by_id / "usb-Silabs_Other-if00").touch()
+    assert find(None) is None                                     # ambiguous: none
+    ports.append(SimpleNamespace(device="/dev/ttyACM3", vid=0x2E8A, pid=0x0005))
+    ports.append(SimpleNamespace(device="/dev/ttyUSB0", vid=0x0403, pid=0x6001))
+    assert find(None) == "/dev/ttyACM3"
+    (by_id / "usb-MicroPython_Board_in_FS_mode_E6614-if00").touch()
+    assert find(None) == str(by_id / "usb-MicroPython_Board_in_FS_mode_E6614-if00")
+    udev.touch()
+    assert find(None) == str(udev)
+    assert find(str(configured)) == str(udev)                     # configured but absent
+    configured.touch()
+    assert find(str(configured)) == str(configured)
