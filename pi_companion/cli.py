@@ -81,6 +81,8 @@ def parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
     s = sub.add_parser("simulate", help="the emulated box in this terminal (keys are the buttons)")
     box_options(s, "mock", "dummy")
+    s.add_argument("--puck", choices=("fake",), help="fake: the turntable keys drive a software "
+                   "wind puck on a pty, read through the real serial link")
     s.set_defaults(func=cmd_simulate)
     rp = sub.add_parser("replay", help="play a scenario on a virtual clock; print the JSON report")
     rp.add_argument("scenario", help="scenario file, or - for stdin")

@@ -52,8 +52,9 @@ def frame_lines(image: Any, width: int) -> list[str]:
 class KeyPad:
     """Turns keys into timed mock-pin edges."""
 
-    def __init__(self, factory: Any, pins: dict[str, int], n_players: int) -> None:
+    def __init__(self, factory: Any, pins: dict[str, int], n_players: int, puck: Any = None) -> None:
         self.factory = factory
+        self.puck = puck                                 # a FakePuck: the turntable keys drive it
         self.pins = pins
         self.n = n_players
         self.due: list[tuple[float, str, bool]] = []    # (when, pin name, drive low?)
@@ -82,6 +83,10 @@ class KeyPad:
             self.at(now + i * 0.004, name, low)
 
     def hall_steps(self, steps: int) -> None:
+        if self.puck is not None:
+            for _ in range(abs(steps)):
+                self.puck.step(1 if steps > 0 else -1)
+            return
         now = time.monotonic()
         for i in range(abs(steps)):
             old = FORWARD[self.hall]
@@ -148,13 +153,20 @@ def simulate(args: Any) -> int:
     config = build_config(args)
     if config is None:
         return 78
+    puck = None
+    if getattr(args, "puck", None) == "fake":
+        from dataclasses import replace
+
+        from .link.fake_puck import FakePuck
+        puck = FakePuck()
+        config = replace(config, wind_source="puck", puck_port=puck.path)
     factory = MockFactory(pin_class=MockPWMPin)
     Device.pin_factory = factory
     requests: list[Request] = []
     changed = threading.Event()
     box = Box(config, factory, Display(lambda: open_device("dummy")),
               on_frame=lambda _f: changed.set(), on_request=requests.append)
-    pad = KeyPad(factory, load_pinmap(overrides=config.pins), len(config.players))
+    pad = KeyPad(factory, load_pinmap(overrides=config.pins), len(config.players), puck)
     for name in ("ENC_A", "ENC_B"):
         pad.pin(name).drive_high()                       # the encoder rests with both contacts open
     box.start()
@@ -169,6 +181,8 @@ def simulate(args: Any) -> int:
         sys.stdout.write("\x1b[?25h\x1b[?1049l")
         sys.stdout.flush()
         box.close()
+        if puck is not None:
+            puck.close()
 
 
 def _loop(box: Any, pad: KeyPad, fd: int, changed: threading.Event, requests: list[Request]) -> int:
