@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from PIL import ImageDraw
 
 
 @pytest.fixture
@@ -19,6 +20,20 @@ def mock_factory():
     yield factory
     factory.reset()
     Device.pin_factory = previous
+
+
+@pytest.fixture
+def text_boxes(monkeypatch):
+    """Record (text, ink box) of every piece of text drawn, to check nothing runs off the OLED."""
+    boxes = []
+    original = ImageDraw.ImageDraw.text
+
+    def text(self, xy, text, fill=None, font=None, *args, **kwargs):
+        boxes.append((text, self.textbbox(xy, text, font=font)))
+        return original(self, xy, text, fill, font, *args, **kwargs)
+
+    monkeypatch.setattr(ImageDraw.ImageDraw, "text", text)
+    return boxes
 
 
 def scenario(game: str, players: list[str], events: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from dataclasses import replace
 
 import pytest
 from conftest import replay, scenario, tap
-from PIL import ImageDraw
 
 from pi_companion.core import rand
 from pi_companion.core.engine import Engine
@@ -370,19 +369,6 @@ def test_the_menu_shows_the_card_stack():
     card = GAME.menu_card(GAME.new_game(tuple(P3), {}, 1), "stack")
     assert card == ("Card stack", ("face down: 15", "face up: 0", "out of game: 0", "last drawn: -"))
     assert ("stack", "Card stack") in GAME.menu_items(GAME.new_game(tuple(P3), {}, 1))
-
-
-@pytest.fixture
-def text_boxes(monkeypatch):
-    boxes = []
-    original = ImageDraw.ImageDraw.text
-
-    def text(self, xy, text, fill=None, font=None, *args, **kwargs):
-        boxes.append((text, self.textbbox(xy, text, font=font)))
-        return original(self, xy, text, fill, font, *args, **kwargs)
-
-    monkeypatch.setattr(ImageDraw.ImageDraw, "text", text)
-    return boxes
 
 
 def test_every_phase_draws_inside_the_screen_with_eight_long_names(text_boxes):

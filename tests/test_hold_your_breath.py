@@ -5,7 +5,6 @@ from dataclasses import replace
 
 import pytest
 from conftest import replay, scenario, tap
-from PIL import ImageDraw
 
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import MenuChoice
@@ -296,19 +295,6 @@ def test_the_depth_board_card():
     assert title == "Depth board" and lines[:3] == ("Ada 10 ft", "Ben 35 ft P2", "Cy 0 ft S")
     _, lines = GAME.menu_card(replace(state, anchors=(20, 35, 5)), "board")
     assert lines[0] == "Ada 10 ft (20)" and lines[-1] == "(anchor) P: Panic S: Shark"
-
-
-@pytest.fixture
-def text_boxes(monkeypatch):
-    boxes = []
-    original = ImageDraw.ImageDraw.text
-
-    def text(self, xy, text, fill=None, font=None, *args, **kwargs):
-        boxes.append((text, self.textbbox(xy, text, font=font)))
-        return original(self, xy, text, fill, font, *args, **kwargs)
-
-    monkeypatch.setattr(ImageDraw.ImageDraw, "text", text)
-    return boxes
 
 
 def test_the_board_is_a_picture_that_fits(text_boxes):

@@ -16,7 +16,7 @@ import pi_companion.core, pi_companion.games, pi_companion.ui
 for pkg in (pi_companion.core, pi_companion.games, pi_companion.ui):
     for mod in pkgutil.iter_modules(pkg.__path__):
         importlib.import_module(pkg.__name__ + '.' + mod.name)
-import pi_companion.replay
+import pi_companion.replay, pi_companion.link.proto
 print('ok')
 """
 

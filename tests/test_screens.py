@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-from PIL import ImageDraw
 
 from pi_companion.core.engine import Engine
 from pi_companion.gallery import menu_engines, through_luma
@@ -15,20 +14,6 @@ from pi_companion.ui.screens import render
 
 DOCS = Path(__file__).parents[1] / "docs" / "scenarios"
 SCENARIOS = sorted(p for p in DOCS.glob("*.json") if not p.name.endswith(".expected.json"))
-
-
-@pytest.fixture
-def text_boxes(monkeypatch):
-    """Record the ink box of every piece of text drawn."""
-    boxes = []
-    original = ImageDraw.ImageDraw.text
-
-    def text(self, xy, text, fill=None, font=None, *args, **kwargs):
-        boxes.append((text, self.textbbox(xy, text, font=font)))
-        return original(self, xy, text, fill, font, *args, **kwargs)
-
-    monkeypatch.setattr(ImageDraw.ImageDraw, "text", text)
-    return boxes
 
 
 def assert_inside(boxes, where):
