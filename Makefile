@@ -19,6 +19,10 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Not part of `make test`: prints the table, writes benchmarks/results.json and docs/performance.md.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
 screenshots: $(STAMP)
 	$(BIN)/python -m pi_companion.gallery docs/screens
 

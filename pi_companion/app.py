@@ -63,6 +63,7 @@ class Box:
         self.games_started = 0
         self.thread: threading.Thread | None = None
         self.handled = 0
+        self.stale = True
         self.tick_offset = 0.0
         self.resumed_records = 0
         self.resumed = self._resume()
@@ -74,7 +75,7 @@ class Box:
         self._puck_last: tuple[str, int, int] | None = None
         if config.wind_source == "puck":
             self._start_puck()
-        self.refresh()
+        self.leds.show(self.engine.lit())    # the first frame is drawn by the loop, after READY
 
     # ---- the wind puck (its reader thread only queues events) ----
 
@@ -193,6 +194,9 @@ class Box:
         while True:
             deadline = self.engine.next_deadline()
             wait = MAX_WAIT_S if deadline is None else min(MAX_WAIT_S, max(0.0, deadline - self.now()))
+            if self.stale and wait > 0 and self.queue.empty():
+                self.draw()            # only when nothing is pending: a frame never delays a buzz
+                continue
             try:
                 item = self.queue.get(timeout=wait)
             except queue.Empty:
@@ -213,12 +217,16 @@ class Box:
             try:
                 item = self.queue.get_nowait()
             except queue.Empty:
-                return count
+                break
             if item is not None:
                 self.handle(item)
                 count += 1
+        if self.stale:
+            self.draw()
+        return count
 
     def handle(self, item: RawEdge | Wake) -> None:
+        """Log the input, feed it to the engine, then LEDs and sounds at once; the frame later."""
         event = self.to_event(item) if isinstance(item, RawEdge) else item.event
         if event is not None:
             self._log(to_record(event))
@@ -231,7 +239,8 @@ class Box:
                 self._log(advance_record(now))
             effects = self.engine.advance(now)
         self.apply(effects)
-        self.refresh()
+        self.leds.show(self.engine.lit())
+        self.stale = True
 
     def apply(self, effects: list[Any]) -> None:
         for effect in effects:
@@ -257,6 +266,11 @@ class Box:
 
     def refresh(self) -> None:
         self.leds.show(self.engine.lit())
+        self.draw()
+
+    def draw(self) -> None:
+        """Render the engine's state; the display sends it only if it changed."""
+        self.stale = False
         frame = render(self.engine)
         if self.display.show(frame, self.now()) and self.on_frame is not None:
             self.on_frame(frame)

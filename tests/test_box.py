@@ -49,7 +49,9 @@ def test_a_press_on_a_mock_pin_reaches_the_game_and_lights_its_led(mock_factory)
 def test_unchanged_frames_are_not_sent(mock_factory):
     box = Box(Config(seed=1), mock_factory, Display(lambda: open_device("dummy")))
     try:
+        box.refresh()
         sent = box.display.sent
+        assert sent == 1
         for _ in range(5):
             box.refresh()
         assert box.display.sent == sent and box.display.skipped >= 5

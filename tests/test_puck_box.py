@@ -43,6 +43,15 @@ class Puck:
         self.seq += 1
         self.send(proto.Counts(self.seq, boot, net, max(net, 0), max(-net, 0), invalid, 0, 0, 5, 1000))
 
+    def greet(self, box, boot, net=0):
+        """Hello and a heartbeat, again until the box has them (opening a port flushes its input)."""
+        def seen():
+            self.drain()
+            self.send(proto.Hello(proto.VERSION, boot))
+            self.counts(boot, net)
+            return wait_for(lambda: box.engine.puck == (boot, net, 0), timeout=0.2)
+        assert wait_for(seen, timeout=10)
+
     def drain(self):
         try:
             os.read(self.master, 4096)
@@ -75,9 +84,7 @@ def press(factory, name):
 
 def test_puck_counts_drive_a_wind_check_and_unplug_voids_it(puck_box):
     box, puck, factory, link = puck_box
-    puck.send(proto.Hello(proto.VERSION, "boot1"))
-    puck.counts("boot1", 3)                                 # steps before the check never count
-    assert wait_for(lambda: box.engine.puck == ("boot1", 3, 0))
+    puck.greet(box, "boot1", 3)                             # steps before the check never count
     assert box.inputs.get("HALL_A") is None                 # the hall pins are the puck's now
     press(factory, "P1")
     assert wait_for(lambda: box.engine.report()["phase"] == "winding")
@@ -107,9 +114,7 @@ def test_puck_counts_drive_a_wind_check_and_unplug_voids_it(puck_box):
 
 def test_a_puck_reboot_during_a_check_voids_it(puck_box):
     box, puck, factory, _ = puck_box
-    puck.send(proto.Hello(proto.VERSION, "b1"))
-    puck.counts("b1", 0)
-    assert wait_for(lambda: box.engine.puck is not None)
+    puck.greet(box, "b1")
     press(factory, "P2")
     puck.counts("b1", 2)
     assert wait_for(lambda: (box.engine.report()["check"] or {}).get("steps") == 2)

@@ -3,9 +3,10 @@
 The panel's GDDRAM is `height / 8` pages (8 pixel rows each, least significant bit on top) of
 `width` column bytes. luma's `ssd1306.display()` rewrites all of it on every frame (1 024 data
 + 6 command bytes at 128x64). This driver keeps a copy of what the panel holds and sends, per
-frame, only the changed column span of each changed page. Each span is an address window
+frame, only the changed runs of columns of each changed page. Each run is an address window
 (COLUMNADDR c0 c1, PAGEADDR p0 p1: 6 command bytes) in the horizontal addressing mode luma's
-initialisation selects; neighbouring pages share one window where that sends fewer bytes.
+initialisation selects; runs a few columns apart share a window, and so do neighbouring
+pages, wherever that sends fewer bytes.
 
 The copy is trusted only after a transfer completes: if `command()` or `data()` raises, it is
 dropped and the next frame goes out whole. `invalidate()` does the same on request (e.g. the
@@ -19,7 +20,7 @@ from luma.oled.device import ssd1306
 from PIL import Image
 
 WINDOW_BYTES = 6          # COLUMNADDR, start, end, PAGEADDR, start, end
-Span = tuple[int, int]    # first and last changed column of a page
+Span = tuple[int, int]    # first and last column of a run of changed bytes in one page
 Window = tuple[int, int, int, int]   # c0, c1, p0, p1 (inclusive)
 
 # PIL packs 8 pixels per byte with the first pixel in the top bit; the panel wants it in the low bit.
@@ -33,48 +34,51 @@ def page_bytes(image: Image.Image, pages: int) -> bytes:
     return b"".join(columns[p::pages] for p in range(pages))
 
 
-def changed_spans(old: bytes, new: bytes, width: int, pages: int) -> list[Span | None]:
-    """For each page, the first and last column whose byte differs, or None if none does."""
-    spans: list[Span | None] = []
+def changed_runs(old: bytes, new: bytes, width: int, pages: int) -> list[list[Span]]:
+    """For each page, its runs of changed columns (first, last); runs closer than a window's
+    cost are joined, since resending a few unchanged bytes is cheaper than a new window."""
+    runs: list[list[Span]] = []
     for p in range(pages):
-        lo, hi = p * width, (p + 1) * width
-        if old[lo:hi] == new[lo:hi]:
-            spans.append(None)
+        lo = p * width
+        page: list[Span] = []
+        if old[lo:lo + width] != new[lo:lo + width]:
+            for c in range(width):
+                if old[lo + c] == new[lo + c]:
+                    continue
+                if page and c - page[-1][1] <= WINDOW_BYTES:
+                    page[-1] = (page[-1][0], c)
+                else:
+                    page.append((c, c))
+        runs.append(page)
+    return runs
+
+
+def plan_windows(runs: list[list[Span]]) -> list[Window]:
+    """Address windows covering every changed run, choosing per stretch of pages between one
+    window per run and one window over several pages (which resends the bytes between)."""
+    n = len(runs)
+    best = [0] * (n + 1)                       # bytes to send the changes of pages < i
+    came: list[tuple[int, list[Window]]] = [(0, [])] * (n + 1)
+    for i in range(1, n + 1):
+        page = runs[i - 1]
+        if not page:
+            best[i], came[i] = best[i - 1], (i - 1, [])
             continue
-        first = next(c for c in range(width) if old[lo + c] != new[lo + c])
-        last = next(c for c in range(width - 1, -1, -1) if old[lo + c] != new[lo + c])
-        spans.append((first, last))
-    return spans
-
-
-def plan_windows(spans: list[Span | None]) -> list[Window]:
-    """The address windows covering every changed span with the fewest bytes sent.
-
-    A window over pages j..i costs 6 command bytes plus its whole rectangle of data (an
-    unchanged page inside it is resent as it is). Dynamic programming over the pages.
-    """
-    best = [0] * (len(spans) + 1)              # bytes to cover the changes in pages < i
-    came: list[tuple[int, Window | None]] = [(0, None)] * (len(spans) + 1)
-    for i, span in enumerate(spans, start=1):
-        if span is None:
-            best[i], came[i] = best[i - 1], (i - 1, None)
-            continue
-        best[i] = -1
-        c0, c1 = span
-        for j in range(i - 1, -1, -1):         # a window over pages j..i-1
-            if spans[j] is None:
-                continue                       # it starts on a changed page
-            c0, c1 = min(c0, spans[j][0]), max(c1, spans[j][1])  # type: ignore[index]
-            cost = best[j] + WINDOW_BYTES + (i - j) * (c1 - c0 + 1)
-            if best[i] < 0 or cost < best[i]:
-                best[i], came[i] = cost, (j, (c0, c1, j, i - 1))
+        best[i] = best[i - 1] + sum(WINDOW_BYTES + c1 - c0 + 1 for c0, c1 in page)
+        came[i] = (i - 1, [(c0, c1, i - 1, i - 1) for c0, c1 in page])
+        c0, c1 = page[0][0], page[-1][1]
+        for j in range(i - 2, -1, -1):         # one window over pages j..i-1
+            if runs[j]:
+                c0, c1 = min(c0, runs[j][0][0]), max(c1, runs[j][-1][1])
+                cost = best[j] + WINDOW_BYTES + (i - j) * (c1 - c0 + 1)
+                if cost < best[i]:
+                    best[i], came[i] = cost, (j, [(c0, c1, j, i - 1)])
     windows: list[Window] = []
-    i = len(spans)
+    i = n
     while i > 0:
-        i, window = came[i]
-        if window is not None:
-            windows.append(window)
-    return windows[::-1]
+        i, chosen = came[i]
+        windows[:0] = chosen
+    return windows
 
 
 class DirtySSD1306(ssd1306):  # type: ignore[misc]
@@ -98,7 +102,7 @@ class DirtySSD1306(ssd1306):  # type: ignore[misc]
         if old is None:
             windows = [(0, self._w - 1, 0, self._pages - 1)]
         else:
-            windows = plan_windows(changed_spans(old, new, self._w, self._pages))
+            windows = plan_windows(changed_runs(old, new, self._w, self._pages))
         for window in windows:
             self._send(new, window)
         self._panel = new

@@ -23,6 +23,7 @@ def new_frame() -> tuple[Image.Image, ImageDraw.ImageDraw]:
     return image, ImageDraw.Draw(image)
 
 
+@lru_cache(maxsize=4096)
 def bbox(text: str, size: int) -> tuple[int, int, int, int]:
     """The box `text` occupies when drawn at (0, 0) on a one-bit image."""
     x0, y0, x1, y1 = font(size).getbbox(text, mode="1")

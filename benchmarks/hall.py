@@ -1,0 +1,97 @@
+"""Figure 3, hall decoding: quadrature edges per second, with every step counted.
+
+Three depths: the pure decoder (`core.quadrature`), the engine fed `HallLevel` events (debounce,
+timers, the All Wound Up check), and end to end: gpiozero mock pins driven as fast as the main
+thread can, through the edge queue and the Box's loop thread into an open wind check. The
+yardstick is a fast hand: 10 turns a second of a 4-step-per-turn turntable = 40 edges/s.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from harness import Jump, JumpFactory, WatchedPin, make_box, pin
+
+from pi_companion.config import Config
+from pi_companion.core.engine import Engine
+from pi_companion.core.events import Edge, HallLevel
+from pi_companion.core.quadrature import Quadrature
+from pi_companion.games import registry
+
+HAND_EDGES_PER_S = 40
+DECODER_EDGES = 400_000
+ENGINE_EDGES = 100_000
+BOX_EDGES = 2_000
+# Clockwise seen from above: (A, B) = 00 -> 10 -> 11 -> 01 -> 00, one step per edge.
+FORWARD = (("A", 1), ("B", 1), ("A", 0), ("B", 0))
+PLAYERS = ("Ada", "Ben", "Cy", "Di")
+
+
+def decoder(n: int) -> dict[str, Any]:
+    q = Quadrature()
+    edges = [FORWARD[i % 4] for i in range(n)]
+    start = time.perf_counter()
+    for sensor, level in edges:
+        q.set_level(sensor, level)
+    elapsed = time.perf_counter() - start
+    return {"edges": n, "edges_per_s": n / elapsed, "lost_steps": n - q.net, "invalid": q.invalid}
+
+
+def engine(n: int) -> dict[str, Any]:
+    e = Engine(registry.get("all-wound-up"), PLAYERS, {}, 1)
+    e.feed(Edge(1.0, "P1", True))
+    e.feed(Edge(1.1, "P1", False))
+    events = [HallLevel(2.0 + i * 1e-4, *FORWARD[i % 4]) for i in range(n)]
+    start = time.perf_counter()
+    for event in events:
+        e.feed(event)
+    elapsed = time.perf_counter() - start
+    steps = e.game.check.steps
+    return {"edges": n, "edges_per_s": n / elapsed, "lost_steps": n - steps, "invalid": e.hall.invalid}
+
+
+def box(n: int) -> dict[str, Any]:
+    """Mock pins -> edge queue -> the Box's loop thread -> the engine; wall clock throughout."""
+    factory = JumpFactory(pin_class=WatchedPin)
+    config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False)
+    b = make_box(config, factory)
+    b.start()
+    a, bb = pin(factory, "HALL_A"), pin(factory, "HALL_B")
+    drive = {("A", 1): a.drive_high, ("A", 0): a.drive_low, ("B", 1): bb.drive_high, ("B", 0): bb.drive_low}
+    try:
+        p1 = pin(factory, "P1")
+        p1.drive_low()
+        Jump.offset += 0.05
+        p1.drive_high()
+        wait_for(lambda: b.handled >= 2)            # the press opened the check; the release is in
+        assert b.engine.game.check is not None
+        before = b.handled
+        start = time.perf_counter()
+        for i in range(n):
+            drive[FORWARD[i % 4]]()
+        wait_for(lambda: b.handled - before >= n, timeout=120)
+        elapsed = time.perf_counter() - start
+        check = b.engine.game.check
+        steps = check.steps if check is not None else 0
+        return {"edges": n, "edges_per_s": n / elapsed, "lost_steps": n - steps,
+                "invalid": b.engine.hall.invalid}
+    finally:
+        b.close()
+        factory.reset()
+
+
+def wait_for(predicate: Any, timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise RuntimeError("timed out")
+        time.sleep(0.001)
+
+
+def run() -> dict[str, Any]:
+    return {
+        "hand_edges_per_s": HAND_EDGES_PER_S,
+        "decoder": decoder(DECODER_EDGES),
+        "engine": engine(ENGINE_EDGES),
+        "box": box(BOX_EDGES),
+    }

@@ -1,0 +1,175 @@
+"""Figures 4 and 5: the daemon as a process - idle CPU, start-up time to READY=1, peak memory.
+
+The daemon is what systemd runs (`pi-companion run`), here with mock pins, luma's dummy display,
+an absent config file (defaults) and a fresh state directory, under a NOTIFY_SOCKET we bind.
+
+- Start-up: from just before the process is spawned to the READY=1 datagram. Floor: the same
+  interpreter spawned to import gpiozero, luma.oled and pyserial and write one byte. One
+  warm-up run each (bytecode caches), then RUNS interleaved pairs; medians reported. To
+  split the gap, the same spawn importing only our daemon's modules is timed alongside.
+- Peak RSS: VmHWM from /proc/PID/status, at READY and again after the idle window.
+- Idle: CPU time of every thread of the running daemon (per-task schedstat, ns) over IDLE_S,
+  beside `sleep IDLE_S` (its rusage) started at the same moment; wake-ups are context switches.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from harness import median
+
+RUNS = 5
+IDLE_S = 10.0
+FLOOR_CODE = "import gpiozero, luma.oled.device, serial, os; os.write(1, b'x')"
+# Not a baseline but the split of the gap: our own modules imported, nothing run.
+OURS_CODE = "import pi_companion.cli, pi_companion.app, pi_companion.daemon, os; os.write(1, b'x')"
+
+
+def daemon_command(tmp: Path) -> list[str]:
+    script = Path(sys.executable).with_name("pi-companion")
+    head = [str(script)] if script.exists() else [sys.executable, "-m", "pi_companion"]
+    return head + ["run", "--pins", "mock", "--display", "dummy",
+                   "--config", str(tmp / "absent.toml"), "--state-dir", str(tmp / "state")]
+
+
+class Daemon:
+    """One `pi-companion run` under our own NOTIFY_SOCKET."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        path = tmp / "notify.sock"
+        path.unlink(missing_ok=True)
+        self.sock.bind(str(path))
+        self.sock.settimeout(30)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WATCHDOG_")}
+        env["NOTIFY_SOCKET"] = str(path)
+        self.stderr = open(tmp / "stderr.log", "wb")
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(daemon_command(tmp), env=env, stdout=subprocess.DEVNULL,
+                                     stderr=self.stderr)
+        self.ready_after = self._wait_ready()
+
+    def _wait_ready(self) -> float:
+        while True:
+            try:
+                message = self.sock.recv(4096).decode()
+            except TimeoutError:
+                raise RuntimeError(f"no READY=1 within 30 s; stderr: {self.log()}") from None
+            if "READY=1" in message.split("\n"):
+                return time.perf_counter() - self.started
+
+    def log(self) -> str:
+        return (self.tmp / "stderr.log").read_text(errors="replace")[-2000:]
+
+    def status(self, key: str) -> int:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+        raise KeyError(key)
+
+    def cpu_ns(self) -> int:
+        total = 0
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError):
+                pass                                # a thread that just ended
+        return total
+
+    def switches(self) -> int:
+        total = 0
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            try:
+                for line in (task / "status").read_text().splitlines():
+                    if "ctxt_switches:" in line:
+                        total += int(line.split()[1])
+            except (OSError, ValueError):
+                pass
+        return total
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self.sock.close()
+        self.stderr.close()
+        return code
+
+
+def floor_once(code: str = FLOOR_CODE) -> float:
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    if proc.stdout.read(1) != b"x":
+        raise RuntimeError("the import floor failed")
+    elapsed = time.perf_counter() - start
+    proc.wait()
+    return elapsed
+
+
+def daemon_once(base: Path, i: int) -> tuple[float, int]:
+    tmp = base / f"run{i}"
+    tmp.mkdir()
+    d = Daemon(tmp)
+    hwm = d.status("VmHWM")
+    code = d.stop()
+    if code != 0:
+        raise RuntimeError(f"daemon exited {code}: {d.log()}")
+    return d.ready_after, hwm
+
+
+def startup(base: Path) -> dict[str, Any]:
+    floor_once()
+    daemon_once(base, 0)
+    floors, readies, hwms, imports = [], [], [], []
+    for i in range(1, RUNS + 1):
+        floors.append(floor_once())
+        imports.append(floor_once(OURS_CODE))
+        ready, hwm = daemon_once(base, i)
+        readies.append(ready)
+        hwms.append(hwm)
+    return {"runs": RUNS, "ready_s": median(readies), "ready_min_s": min(readies),
+            "floor_s": median(floors), "floor_min_s": min(floors),
+            "ratio": median(readies) / median(floors), "peak_rss_kb": max(hwms),
+            "our_imports_s": median(imports)}
+
+
+def idle(base: Path) -> dict[str, Any]:
+    tmp = base / "idle"
+    tmp.mkdir()
+    d = Daemon(tmp)
+    try:
+        time.sleep(1.0)                                   # past start-up
+        cpu0, sw0 = d.cpu_ns(), d.switches()
+        sleeper = subprocess.Popen(["sleep", str(IDLE_S)])
+        start = time.perf_counter()
+        _, _, usage = os.wait4(sleeper.pid, 0)
+        sleeper.returncode = 0
+        elapsed = time.perf_counter() - start
+        cpu1, sw1 = d.cpu_ns(), d.switches()
+        hwm = d.status("VmHWM")
+    finally:
+        code = d.stop()
+    if code != 0:
+        raise RuntimeError(f"daemon exited {code}: {d.log()}")
+    daemon_s = (cpu1 - cpu0) / 1e9
+    sleep_s = usage.ru_utime + usage.ru_stime
+    return {"window_s": elapsed, "daemon_cpu_s": daemon_s, "daemon_pct_core": 100 * daemon_s / elapsed,
+            "sleep_cpu_s": sleep_s, "sleep_pct_core": 100 * sleep_s / elapsed,
+            "daemon_wakeups_per_s": (sw1 - sw0) / elapsed, "peak_rss_kb_after_idle": hwm}
+
+
+def run() -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-process-") as base:
+        return {"startup": startup(Path(base)), "idle": idle(Path(base))}

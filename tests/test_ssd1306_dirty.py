@@ -1,0 +1,213 @@
+"""The dirty-page SSD1306 driver against luma's own ssd1306, both on an emulated panel.
+
+`Panel` is a fake luma serial interface (command()/data()) that models the SSD1306's GDDRAM in
+horizontal addressing mode: the column and page address windows, the pointer that wraps inside
+them, and every command luma's initialisation sends (anything else fails the test). After any
+sequence of frames, the GDDRAM our driver leaves must equal what luma's stock driver leaves.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from luma.oled.device import ssd1306
+from PIL import Image, ImageDraw
+
+from pi_companion.hw.display import Display
+from pi_companion.hw.ssd1306_dirty import (
+    DirtySSD1306,
+    changed_runs,
+    page_bytes,
+    plan_windows,
+)
+
+# Command byte -> number of argument bytes (SSD1306 datasheet, section 9).
+ARGS = {0x81: 1, 0x20: 1, 0x21: 2, 0x22: 2, 0x8D: 1, 0xA8: 1, 0xD3: 1, 0xD5: 1, 0xD9: 1,
+        0xDA: 1, 0xDB: 1}
+NO_ARGS = set(range(0x40, 0x80)) | {0xA0, 0xA1, 0xA4, 0xA5, 0xA6, 0xA7, 0xAE, 0xAF, 0xC0, 0xC8}
+
+
+class Panel:
+    """A fake serial interface with an emulated 128 x 64 GDDRAM (random at power-on)."""
+
+    def __init__(self, width: int = 128, pages: int = 8, seed: int = 0) -> None:
+        self.width, self.pages = width, pages
+        self.gram = bytearray(random.Random(seed).randbytes(width * pages))
+        self.mode = 2                                  # page addressing at reset
+        self.cols, self.rows = (0, width - 1), (0, pages - 1)
+        self.col, self.page = 0, 0
+        self.pending: list[int] = []
+        self.command_bytes = self.data_bytes = 0
+        self.fail: OSError | None = None
+
+    def command(self, *cmd: int) -> None:
+        if self.fail is not None:
+            raise self.fail
+        self.command_bytes += len(cmd)
+        for byte in cmd:
+            self.pending.append(byte)
+            op = self.pending[0]
+            if op not in ARGS and op not in NO_ARGS:
+                raise AssertionError(f"command 0x{op:02X} is not emulated")
+            if len(self.pending) == 1 + ARGS.get(op, 0):
+                self._execute(*self.pending)
+                self.pending = []
+
+    def _execute(self, op: int, *args: int) -> None:
+        if op == 0x20:
+            self.mode = args[0]
+        elif op == 0x21:
+            self.cols, self.col = (args[0], args[1]), args[0]
+        elif op == 0x22:
+            self.rows, self.page = (args[0], args[1]), args[0]
+
+    def data(self, data: list[int]) -> None:
+        if self.fail is not None:
+            raise self.fail
+        assert not self.pending, "data in the middle of a command"
+        assert self.mode == 0, "only horizontal addressing is emulated"
+        self.data_bytes += len(data)
+        for byte in data:
+            assert 0 <= byte <= 255
+            self.gram[self.page * self.width + self.col] = byte
+            if self.col < self.cols[1]:
+                self.col += 1
+            else:
+                self.col = self.cols[0]
+                self.page = self.page + 1 if self.page < self.rows[1] else self.rows[0]
+
+    @property
+    def sent(self) -> int:
+        return self.command_bytes + self.data_bytes
+
+    def cleanup(self) -> None:
+        pass
+
+
+def pair(rotate: int = 0) -> tuple[DirtySSD1306, Panel, ssd1306, Panel]:
+    ours, theirs = Panel(seed=1), Panel(seed=2)
+    return DirtySSD1306(ours, rotate=rotate), ours, ssd1306(theirs, rotate=rotate), theirs
+
+
+def scribble(image: Image.Image, rng: random.Random, strokes: int) -> Image.Image:
+    image = image.copy()
+    draw = ImageDraw.Draw(image)
+    w, h = image.size
+    for _ in range(strokes):
+        x, y = rng.randrange(w), rng.randrange(h)
+        kind = rng.randrange(4)
+        if kind == 0:
+            draw.point((x, y), fill=rng.randrange(2))
+        elif kind == 1:
+            draw.rectangle((x, y, min(w - 1, x + rng.randrange(40)), min(h - 1, y + rng.randrange(20))),
+                           fill=rng.randrange(2))
+        elif kind == 2:
+            draw.text((x - 10, y - 5), str(rng.randrange(10**6)), fill=rng.randrange(2))
+        else:
+            draw.line((x, y, rng.randrange(w), rng.randrange(h)), fill=rng.randrange(2))
+    return image
+
+
+def test_page_bytes_are_lumas_bytes():
+    rng = random.Random(3)
+    frame = scribble(Image.new("1", (128, 64)), rng, 40)
+    _, _, stock, panel = pair()
+    stock.display(frame)
+    assert bytes(panel.gram) == page_bytes(frame, 8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32), st.integers(1, 25), st.sampled_from([0, 1, 2, 3]))
+def test_any_frame_sequence_leaves_the_panel_as_luma_does(seed, frames, rotate):
+    rng = random.Random(seed)
+    ours, our_panel, stock, their_panel = pair(rotate)
+    image = Image.new("1", ours.size)
+    for _ in range(frames):
+        image = scribble(image, rng, rng.choice([0, 1, 3, 30]))
+        ours.display(image)
+    stock.display(image)
+    assert our_panel.gram == their_panel.gram
+
+
+def test_every_intermediate_frame_matches_too():
+    rng = random.Random(11)
+    ours, our_panel, stock, their_panel = pair()
+    image = Image.new("1", (128, 64))
+    for _ in range(300):
+        image = scribble(image, rng, rng.randrange(6))
+        ours.display(image)
+        stock.display(image)
+        assert our_panel.gram == their_panel.gram
+
+
+def test_byte_counts():
+    ours, panel, stock, their_panel = pair()
+    assert panel.gram == bytes(1024)          # luma's set-up clears the panel: a full frame
+    frame = Image.new("1", (128, 64))
+    before = panel.sent
+    ours.display(frame)                        # unchanged: nothing at all
+    assert panel.sent == before
+    ImageDraw.Draw(frame).point((5, 9), fill=1)
+    ours.display(frame)                        # one pixel: one window of one byte
+    assert panel.sent - before == 6 + 1
+    before, stock_before = panel.sent, their_panel.sent
+    stock.display(frame)
+    assert their_panel.sent - stock_before == 1030   # luma: the whole frame, every time
+    ImageDraw.Draw(frame).rectangle((0, 0, 127, 63), fill=1)
+    ours.display(frame)                        # everything changed: one full window
+    assert panel.sent - before == 1030
+
+
+def test_windows_are_chosen_to_send_fewest_bytes():
+    assert plan_windows([[], [(10, 20)], [(10, 20)], []]) == [(10, 20, 1, 2)]
+    assert plan_windows([[(0, 0)], [], [], [(127, 127)]]) == [(0, 0, 0, 0), (127, 127, 3, 3)]
+    assert plan_windows([[(0, 3)], [], [(0, 3)]]) == [(0, 3, 0, 2)]        # resending 4 bytes < 6
+    assert plan_windows([[(0, 1), (100, 101)]]) == [(0, 1, 0, 0), (100, 101, 0, 0)]
+    assert plan_windows([[]] * 8) == []
+
+
+def test_runs_a_few_columns_apart_share_a_window():
+    old = bytes(128)
+    new = bytearray(old)
+    new[3] = new[9] = new[60] = 1             # 3 and 9 are 6 apart: one run; 60 is its own
+    assert changed_runs(old, bytes(new), 128, 1) == [[(3, 9), (60, 60)]]
+
+
+def test_a_failed_transfer_resends_the_whole_next_frame():
+    ours, panel, stock, their_panel = pair()
+    rng = random.Random(5)
+    frame = scribble(Image.new("1", (128, 64)), rng, 30)
+    ours.display(frame)
+    frame = scribble(frame, rng, 30)
+    panel.fail = OSError(121, "Remote I/O error")
+    with pytest.raises(OSError):
+        ours.display(frame)
+    panel.fail = None
+    panel.gram[:] = bytes(range(256)) * 4      # the panel may hold anything now
+    before = panel.sent
+    ours.display(frame)
+    assert panel.sent - before == 1030
+    stock.display(frame)
+    assert panel.gram == their_panel.gram
+
+
+def test_invalidate_forces_a_full_frame():
+    ours, panel, _, _ = pair()
+    before = panel.sent
+    ours.invalidate()
+    ours.display(Image.new("1", (128, 64)))
+    assert panel.sent - before == 1030
+
+
+def test_the_display_layer_drives_it():
+    panel = Panel()
+    display = Display(lambda: DirtySSD1306(panel))
+    frame = Image.new("1", (128, 64))
+    ImageDraw.Draw(frame).text((10, 10), "Ada!", fill=1)
+    assert display.show(frame, 0.0)
+    before = panel.sent
+    assert not display.show(frame.copy(), 0.1)          # unchanged: skipped above the driver
+    assert panel.sent == before
+    assert bytes(panel.gram) == page_bytes(frame, 8)
