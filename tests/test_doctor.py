@@ -33,3 +33,9 @@ def test_doctor_without_a_pin_factory(tmp_path):
                          env={**os.environ, "GPIOZERO_PIN_FACTORY": "lgpio"},
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 1 and "FAIL pins" in out.stdout and "--pins mock" in out.stdout
+
+
+def test_simulate_without_a_terminal_says_so_in_one_line():
+    out = run_cli("simulate", stdin="")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "needs an interactive terminal" in out.stderr
