@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from gpiozero import Device
-from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin
 from PIL import ImageDraw
 
 
@@ -20,6 +20,27 @@ def mock_factory():
     yield factory
     factory.reset()
     Device.pin_factory = previous
+
+
+class Clock:
+    """Virtual time for pins and factory: tests set `Clock.now` and edges are stamped with it."""
+    now = 0.0
+
+
+class VirtualPin(MockPin):
+    """A gpiozero mock pin whose edges carry the virtual clock's time as their ticks."""
+
+    def _change_state(self, value: bool) -> bool:
+        if self._state == value:
+            return False
+        self._state = value
+        self._last_change = Clock.now
+        return True
+
+
+class VirtualFactory(MockFactory):
+    def ticks(self) -> float:  # type: ignore[override]
+        return Clock.now
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from gpiozero.pins.mock import MockFactory, MockPin
+
+from conftest import Clock, VirtualFactory, VirtualPin
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
@@ -18,22 +19,6 @@ DOCS = Path(__file__).parents[1] / "docs" / "scenarios"
 SCENARIOS = sorted(p for p in DOCS.glob("*.json") if not p.name.endswith(".expected.json"))
 
 
-class Clock:
-    now = 0.0
-
-
-class VirtualPin(MockPin):
-    def _change_state(self, value):
-        if self._state == value:
-            return False
-        self._state = value
-        self._last_change = Clock.now
-        return True
-
-
-class VirtualFactory(MockFactory):
-    def ticks(self):  # type: ignore[override]
-        return Clock.now
 
 
 def box_for(scenario, factory, state_dir):

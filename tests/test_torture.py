@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
+
+from conftest import Clock, VirtualFactory, VirtualPin
 from PIL import Image, ImageDraw
 from test_ssd1306_dirty import Panel
 
@@ -29,24 +31,6 @@ from pi_companion.replay import ScenarioError, load_scenario, run_scenario
 PLAYERS = ("Ada", "Ben", "Cy", "Di")
 
 
-class Clock:
-    now = 0.0
-
-
-class VirtualPin(MockPin):
-    """A mock pin whose edges are stamped on the virtual clock."""
-
-    def _change_state(self, value: bool) -> bool:
-        if self._state == value:
-            return False
-        self._state = value
-        self._last_change = Clock.now
-        return True
-
-
-class VirtualFactory(MockFactory):
-    def ticks(self) -> float:  # type: ignore[override]
-        return Clock.now
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from gpiozero.pins.mock import MockFactory, MockPin
+
+from conftest import Clock, VirtualFactory, VirtualPin
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
@@ -12,22 +13,6 @@ from pi_companion.hw.pinmap import load_pinmap
 CW = ((1, 0), (1, 1), (0, 1), (0, 0))      # hall (A, B) after each clockwise step from (0, 0)
 
 
-class Clock:
-    now = 0.0
-
-
-class VirtualPin(MockPin):
-    def _change_state(self, value):
-        if self._state == value:
-            return False
-        self._state = value
-        self._last_change = Clock.now
-        return True
-
-
-class VirtualFactory(MockFactory):
-    def ticks(self):  # type: ignore[override]
-        return Clock.now
 
 
 @pytest.fixture
