@@ -31,3 +31,14 @@ def test_the_blocker_really_blocks():
     code = BLOCKER.replace("import pi_companion.replay", "import pi_companion.hw.inputs")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode != 0 and "blocked: gpiozero" in out.stderr
+
+
+def test_pure_packages_pass_mypy_strict():
+    import pytest
+    api = pytest.importorskip("mypy.api")
+    from pathlib import Path
+    root = Path(__file__).parents[1] / "pi_companion"
+    targets = [str(root / "core"), str(root / "games"), str(root / "ui"), str(root / "link" / "proto.py")]
+    out, err, status = api.run(["--strict", "--no-error-summary", "--cache-dir", "/tmp/pi-companion-mypy",
+                                *targets])
+    assert status == 0, out + err

@@ -9,6 +9,7 @@ moves its clock to the event's time, `advance(now)` fires timers due by `now`, a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Callable, Mapping
 
 from ..games.base import Game
@@ -137,9 +138,9 @@ class Engine:
         due: list[tuple[float, int, Callable[[float], None]]] = []
         for name, deb in self.buttons.items():
             if deb.settle_due is not None:
-                due.append((deb.settle_due, 0, lambda _t, n=name: self._settle(n)))
+                due.append((deb.settle_due, 0, partial(self._settle_at, name)))
         for name, at in self.holds.items():
-            due.append((at, 1, lambda t, n=name: self._held(n, t)))
+            due.append((at, 1, partial(self._held, name)))
         if self.window is not None:
             due.append((self.window.due, 2, self._close_window))
         game_due = self.rules.next_timer(self.game)
@@ -204,6 +205,9 @@ class Engine:
         if event.connected != self.puck_connected:
             self.notice = "" if event.connected else "puck disconnected"
         self.puck_connected = event.connected
+
+    def _settle_at(self, button: str, _t: float) -> None:
+        self._settle(button)
 
     def _settle(self, button: str) -> None:
         for pressed, t in self.buttons[button].settle():

@@ -23,7 +23,7 @@ class Bank:
 
 
 def new_bank(players: int) -> Bank:
-    return Bank((PER_COLOUR,) * 5, ((0,) * 5,) * players, (0,) * players)  # type: ignore[arg-type]
+    return Bank((PER_COLOUR,) * 5, ((0,) * 5,) * players, (0,) * players)
 
 
 def available_from(supply: Counts, colour: int) -> int | None:
