@@ -6,13 +6,19 @@ from pi_companion.core.events import Edge, HallLevel, Turn
 from pi_companion.games import registry
 
 
-def open_test(engine):
-    engine.feed(Edge(1.0, "MENU", True))
-    engine.feed(Edge(1.05, "MENU", False))
+def choose(engine, key, t=1.0):
+    """MENU, turn the encoder to `key`, YES: through the buttons, as a player would."""
+    engine.feed(Edge(t, "MENU", True))
+    engine.feed(Edge(t + 0.05, "MENU", False))
     keys = [k for k, _ in engine.menu.items]
-    engine.menu = engine.menu.move(keys.index("test"))
-    engine.feed(Edge(2.0, "YES", True))
-    engine.feed(Edge(2.05, "YES", False))
+    for i in range(keys.index(key)):
+        engine.feed(Turn(t + 0.1 + i * 0.01, 1))
+    engine.feed(Edge(t + 0.5, "YES", True))
+    engine.feed(Edge(t + 0.55, "YES", False))
+
+
+def open_test(engine):
+    choose(engine, "test")
     assert engine.testing
 
 
@@ -41,30 +47,51 @@ def test_button_test_shows_inputs_and_lights_leds_without_playing():
 
 def test_a_long_rules_card_scrolls_with_the_encoder():
     engine = Engine(registry.get("hands-up"), ("Ada", "Ben", "Cy"), {}, 1)
-    engine.feed(Edge(0.5, "MENU", True))
-    engine.feed(Edge(0.55, "MENU", False))
-    keys = [k for k, _ in engine.menu.items]
-    engine.menu = engine.menu.move(keys.index("rules"))
-    engine.feed(Edge(0.6, "YES", True))
-    engine.feed(Edge(0.65, "YES", False))
+    choose(engine, "rules", 0.2)
     card = engine.menu.card
     assert len(card) > 5 and engine.menu.top == 0
     for i in range(10):
-        engine.feed(Turn(0.7 + i * 0.01, 1))
+        engine.feed(Turn(1.0 + i * 0.01, 1))
     assert engine.menu.top == len(card) - 5          # stops at the last line
-    engine.feed(Turn(0.9, -1))
+    engine.feed(Turn(1.2, -1))
     assert engine.menu.top == len(card) - 6
 
 
 def test_new_game_from_the_menu_starts_its_timers_from_now():
     engine = Engine(registry.get("hands-up"), ("Ada", "Ben"), {"beat_ms": 2000}, 1)
-    engine.feed(Edge(100.0, "MENU", True))          # the beats ran meanwhile
-    engine.feed(Edge(100.05, "MENU", False))
-    keys = [k for k, _ in engine.menu.items]
-    engine.menu = engine.menu.move(keys.index("new"))
-    engine.feed(Edge(100.1, "YES", True))
-    engine.feed(Edge(100.15, "YES", False))
+    choose(engine, "new", 100.0)                    # the beats ran meanwhile
     engine.advance(101.0)
     assert engine.report()["flips"] == 0 and engine.report()["hands"] == {"Ada": 30, "Ben": 30}
-    engine.advance(102.2)
+    engine.advance(102.6)                          # the first beat, 2 s after New game
     assert engine.report()["flips"] == 1
+
+
+def test_a_game_timer_that_does_not_move_cannot_hang_the_engine():
+    from dataclasses import dataclass
+
+    from pi_companion.games.base import Game
+
+    @dataclass(frozen=True)
+    class Stuck:
+        ticks: int = 0
+
+    class StuckGame(Game):
+        name = "stuck"
+
+        def new_game(self, players, options, seed):
+            return Stuck()
+
+        def step(self, state, action):
+            from pi_companion.core.events import Tick
+            return (Stuck(state.ticks + 1) if isinstance(action, Tick) else state), ()
+
+        def report(self, state):
+            return {"over": False, "winners": [], "phase": "x", "ticks": state.ticks}
+
+        def next_timer(self, state):
+            return 1.0                      # a bug: never moves on
+
+    engine = Engine(StuckGame(), ("A", "B"), {}, 1)
+    engine.advance(5.0)
+    engine.feed(Edge(6.0, "P1", True))
+    assert engine.report()["ticks"] == 1

@@ -69,6 +69,7 @@ class Engine:
         self.shutdown_requested = False
         self.games_played = 0
         self.presses = 0                                  # debounced player presses seen
+        self._spent_tick: float | None = None             # the game timer that last fired
         self._effects: list[Effect] = []
 
     # ---- driving ----
@@ -144,9 +145,14 @@ class Engine:
         if self.window is not None:
             due.append((self.window.due, 2, self._close_window))
         game_due = self.rules.next_timer(self.game)
-        if game_due is not None:
-            due.append((game_due, 3, lambda t: self._step(Tick(t))))
+        if game_due is not None and game_due != self._spent_tick:
+            due.append((game_due, 3, self._tick))
         return due
+
+    def _tick(self, t: float) -> None:
+        """The game's timer fired; a game that leaves the same due time is not fired again."""
+        self._spent_tick = t
+        self._step(Tick(t))
 
     def _fire_due(self, now: float) -> None:
         while True:
@@ -320,6 +326,7 @@ class Engine:
             return
         self.table, label = self.undo_stack.pop()
         self.window = None
+        self._spent_tick = None
         self.notice = f"Undone: {label}"
         self._effects.append(Sound("undo"))
 
@@ -390,4 +397,5 @@ class Engine:
         self.table = Table(game, rand.seed_state(self.seed + self.games_played, 1))
         self.undo_stack.clear()
         self.window = None
+        self._spent_tick = None
         self.notice = "New game"
