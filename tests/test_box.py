@@ -76,3 +76,39 @@ def test_switching_game_after_a_while_starts_the_new_game_at_its_beginning(mock_
         assert '"game":"hands-up"' in header and len(list((tmp_path / "history").glob("*.log"))) == 1
     finally:
         box.close()
+
+
+def test_a_button_held_down_at_start_is_ignored_until_released(caplog):
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    from pi_companion.app import Wake
+    pins = load_pinmap()
+
+    class StuckPin(MockPWMPin):
+        """P2's switch is closed while the box powers up (the mock's pull-up would open it)."""
+        def _set_pull(self, value):
+            super()._set_pull(value)
+            if self.info.name == f"GPIO{pins['P2']}":
+                self.drive_low()
+
+    factory = MockFactory(pin_class=StuckPin)
+    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory, Display(None))
+    stuck = factory.pin(pins["P2"])
+    try:
+        assert stuck.state == 0
+        assert "P2 is held down at start" in caplog.text
+        assert box.engine.notice == "P2 held down: ignored"
+        box.queue.put(Wake())
+        box.pump()
+        assert box.engine.report()["last_buzz"] is None
+        stuck.drive_high()
+        time.sleep(0.01)
+        stuck.drive_low()                               # released, then a real press
+        box.pump()
+        time.sleep(0.005)
+        box.queue.put(Wake())
+        box.pump()
+        assert box.engine.report()["last_buzz"]["winner"] == "Ben"
+    finally:
+        box.close()
+        factory.reset()
