@@ -74,3 +74,40 @@ def test_run_without_a_pin_factory_says_so(tmp_path):
     assert out.returncode == 1
     assert "no GPIO pin factory" in out.stderr and "--pins mock" in out.stderr
     assert out.stderr.count("\n") == 1
+
+
+def test_menu_held_three_seconds_shows_shutting_down_and_powers_off(tmp_path, monkeypatch):
+    import argparse
+    import threading
+
+    from gpiozero import Device
+
+    from pi_companion import daemon, systemd
+    from pi_companion.hw.pinmap import load_pinmap
+    from pi_companion.ui import screens
+
+    powered_off = threading.Event()
+    shown = []
+    monkeypatch.setattr(systemd, "power_off", powered_off.set)
+    monkeypatch.setattr(daemon.signal, "signal", lambda *a: None)    # not the main thread here
+    real_message = screens.message_frame
+    monkeypatch.setattr(screens, "message_frame", lambda text: shown.append(text) or real_message(text))
+    args = argparse.Namespace(config=str(tmp_path / "absent.toml"), game=None, players=None,
+                              pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
+    result = []
+    previous = Device.pin_factory
+    thread = threading.Thread(target=lambda: result.append(daemon.main(args)))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "state" / "current.log").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        menu = Device.pin_factory.pin(load_pinmap()["MENU"])
+        menu.drive_low()
+        thread.join(timeout=10)
+        assert result == [0] and powered_off.is_set()
+        assert shown == ["Shutting down", "powered off"]      # the last frame stays on the panel
+    finally:
+        Device.pin_factory.reset()
+        Device.pin_factory = previous
