@@ -112,3 +112,31 @@ def test_a_button_held_down_at_start_is_ignored_until_released(caplog):
     finally:
         box.close()
         factory.reset()
+
+
+def test_sounds_play_on_the_piezo_pin(mock_factory):
+    from pi_companion.hw.outputs import Piezo
+    piezo = Piezo(load_pinmap()["PIEZO"], mock_factory)
+    pin = mock_factory.pin(load_pinmap()["PIEZO"])
+    seen = set()
+    try:
+        piezo.play("correct")                                     # C5, E5, G5
+        end = time.monotonic() + 2
+        while time.monotonic() < end and len(seen) < 3:
+            if pin.frequency:
+                seen.add(round(pin.frequency))
+            time.sleep(0.002)
+        assert seen >= {523, 659, 784}
+        assert wait_for(lambda: not pin.frequency or pin.state == 0)  # silent afterwards
+    finally:
+        piezo.close()
+
+
+def test_without_a_piezo_sounds_are_noted_and_close_is_quick(mock_factory):
+    from pi_companion.hw.outputs import Piezo
+    piezo = Piezo(None, mock_factory)
+    for _ in range(5):
+        piezo.play("over")
+    start = time.monotonic()
+    piezo.close()
+    assert time.monotonic() - start < 0.5 and piezo.played == ["over"] * 5

@@ -94,6 +94,6 @@ class Display:
                 self.device.display(farewell)
             else:
                 self.device.clear()
-            self.device.cleanup = lambda *a: None  # keep the farewell frame on the panel
+            self.device.persist = True   # luma's exit cleanup then leaves the farewell frame on
         except Exception as err:
             log.warning("display: %s", err)

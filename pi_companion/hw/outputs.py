@@ -67,15 +67,15 @@ class Piezo:
     def _work(self) -> None:
         stop = threading.Event()
         while (name := self.queue.get()) is not None:
+            if self.buzzer is None:      # no piezo wired: nothing to wait out
+                continue
             for note, seconds in SOUNDS[name]:
                 try:
-                    if self.buzzer is not None:
-                        self.buzzer.play(Tone(note)) if note else self.buzzer.stop()
+                    self.buzzer.play(Tone(note)) if note else self.buzzer.stop()
                 except Exception as err:  # a piezo fault must never reach the game
                     log.warning("piezo: %s", err)
                 stop.wait(seconds)
-            if self.buzzer is not None:
-                self.buzzer.stop()
+            self.buzzer.stop()
 
     def close(self) -> None:
         self.queue.put(None)
