@@ -718,3 +718,18 @@ def test_render_through_the_engine():
     engine = Engine(GAME, tuple(P4), {}, 0)
     press(engine, "P3", 1.0)
     assert render(engine).getbbox() is not None
+
+
+def test_undo_after_the_settle_time_keeps_the_check_open_for_a_fresh_settle():
+    events = [
+        {"t": 1.0, "press": "P1"}, {"t": 1.1, "release": "P1"},
+        *[{"t": 2.0 + i * 0.1, "hall": "AB"[i % 2], "level": [1, 1, 0, 0][i % 4]} for i in range(4)],
+        {"t": 3.0, "press": "YES"}, {"t": 3.1, "release": "YES"},
+        {"t": 6.0, "press": "NO"}, {"t": 7.2, "release": "NO"},       # long NO, long after the settle
+    ]
+    r = play(events)
+    assert r["attempts"] == [] and r["phase"] == "winding" and r["check"]["steps"] == 4
+    r = play(events, end=7.0 + 1.6)                                   # undone at 7.0: settles 1.5 s later
+    assert r["phase"] == "idle" and r["attempts"][-1]["verdict"] == "exact"
+    r = play(events, end=8.4)
+    assert r["phase"] == "winding"

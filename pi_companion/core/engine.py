@@ -17,7 +17,8 @@ from . import rand
 from .debounce import DEBOUNCE_S, Debouncer
 from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, EncoderLevel,
                      HallCounts, HallLevel, HallStep, InputEvent, Judge, MenuChoice, PlayerHold,
-                     PlayerPress, PuckReset, PuckStatus, Request, Sound, Tick, Turn, Verdict)
+                     PlayerPress, PuckReset, PuckStatus, Request, Sound, Tick, Turn, Undone,
+                     Verdict)
 from .menu import Menu
 from .quadrature import Quadrature
 
@@ -327,6 +328,7 @@ class Engine:
         self.table, label = self.undo_stack.pop()
         self.window = None
         self._spent_tick = None
+        self._step(Undone(self.clock))
         self.notice = f"Undone: {label}"
         self._effects.append(Sound("undo"))
 

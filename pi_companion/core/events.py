@@ -134,8 +134,15 @@ class PuckReset:
     t: float
 
 
+@dataclass(frozen=True)
+class Undone:
+    """Long NO just restored the state before the last judgement, at `t`: a game whose timers
+    count from past inputs (a wind check's settle) may restart them from now."""
+    t: float
+
+
 Action = (Buzz | BuzzOpened | Judge | PlayerPress | PlayerHold | Dial | HallStep | Tick
-          | MenuChoice | PuckReset)
+          | MenuChoice | PuckReset | Undone)
 
 # ---- effects (what the box does besides redrawing) ----
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from ..core import rand
-from ..core.events import Action, Dial, HallStep, Judge, MenuChoice, PlayerPress, PuckReset, Sound, Tick, Verdict
+from ..core.events import (Action, Dial, HallStep, Judge, MenuChoice, PlayerPress, PuckReset, Sound, Tick,
+                           Undone, Verdict)
 from . import brain_bank as bb
 from . import round_guide as rg
 from .base import NO_EFFECTS, Effects, Game, check_known, opt_choice, opt_int, opt_player
@@ -173,6 +174,8 @@ class AllWoundUpGame(Game):
             return _settled(state, action.t)
         if isinstance(action, PuckReset):
             return _void(state)
+        if isinstance(action, Undone):
+            return _settle_from(state, action.t), NO_EFFECTS
         if isinstance(action, MenuChoice):
             return _open_screen(state, action.key), NO_EFFECTS
         if state.screen == "bank":
@@ -251,6 +254,15 @@ def _close(state: AllWoundUp, verdict: str | None = None) -> tuple[AllWoundUp, E
     if verdict == "void":
         return closed, NO_EFFECTS
     return closed, (Sound("correct" if verdict == "exact" else "wrong"),)
+
+
+def _settle_from(state: AllWoundUp, t: float) -> AllWoundUp:
+    """After an undo the check that was judged is open again: its settle wait starts afresh,
+    or the verdict just taken back would come straight back from a stale timer."""
+    check = state.check
+    if check is None or check.last_edge is None:
+        return state
+    return replace(state, check=replace(check, last_edge=max(check.last_edge, t)))
 
 
 def settle_due(state: AllWoundUp) -> float | None:
