@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -64,6 +65,16 @@ def scenario(game: str, players: list[str], events: list[dict[str, Any]], **extr
 def tap(button: str, t: float, hold: float = 0.08) -> list[dict[str, Any]]:
     """A clean press and release."""
     return [{"t": round(t, 6), "press": button}, {"t": round(t + hold, 6), "release": button}]
+
+
+def wait_for(predicate, timeout: float = 5.0) -> bool:
+    """Poll `predicate` until it holds (the box's loop runs on its own thread)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.002)
+    return False
 
 
 def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -3,19 +3,12 @@ from __future__ import annotations
 
 import time
 
+from conftest import wait_for
 from pi_companion.app import Box
 from pi_companion.config import Config
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 
-
-def wait_for(predicate, timeout=2.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.002)
-    return False
 
 
 def test_a_press_on_a_mock_pin_reaches_the_game_and_lights_its_led(mock_factory):

@@ -7,20 +7,13 @@ import tty
 
 import pytest
 
+from conftest import wait_for
 from pi_companion.app import Box
 from pi_companion.config import Config
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.link import proto
 
-
-def wait_for(predicate, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return False
 
 
 class Puck:
