@@ -371,6 +371,7 @@ class Engine:
             self.menu = menu.show_card(*card)
         elif key == "test":
             self.menu = replace(menu, button_test=True)
+            self._effects.append(Sound("correct"))     # the piezo's own test
         elif key == "new":
             self.menu = None
             self.new_game()
