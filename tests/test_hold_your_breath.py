@@ -335,3 +335,34 @@ def test_the_gauge_marker_moves_down_with_depth():
         column = [y for y in range(12, 64) if all(image.getpixel((x, y)) for x in range(17, 22))]
         lows.append(max(column))
     assert lows[0] < lows[1] < lows[2]
+
+
+def test_the_box_picks_the_card_a_discard_card_takes():
+    from pi_companion.core.engine import Engine
+    from pi_companion.core.events import Edge, Turn
+    from pi_companion.ui.screens import render
+
+    def pick(seed, target=None):
+        engine = Engine(GAME, ("Ada", "Ben", "Cy"), {}, seed)
+        t = 1.0
+        if target:
+            engine.feed(Edge(t, target, True))
+            engine.feed(Edge(t + 0.05, target, False))
+        engine.feed(Edge(t + 0.2, "MENU", True))
+        engine.feed(Edge(t + 0.25, "MENU", False))
+        keys = [k for k, _ in engine.menu.items]
+        for i in range(keys.index("pick")):
+            engine.feed(Turn(t + 0.3 + i * 0.01, 1))
+        engine.feed(Edge(t + 0.5, "YES", True))
+        engine.feed(Edge(t + 0.55, "YES", False))
+        return engine
+
+    picks = [pick(seed).report()["pick"] for seed in range(40)]
+    assert all(p.startswith("discard card ") and p.endswith(" of 5 in the hand") for p in picks)
+    assert {p.split()[2] for p in picks} == {"1", "2", "3", "4", "5"}
+    assert picks == [pick(seed).report()["pick"] for seed in range(40)]          # seeded
+    engine = pick(3, target="P2")
+    assert engine.report()["pick"].endswith("in Ben's hand")
+    before = render(engine).tobytes()
+    engine.feed(Edge(9.0, "P3", True))                                          # next action
+    assert engine.report()["pick"] is None and render(engine).tobytes() != before

@@ -18,6 +18,7 @@ from .base import NO_EFFECTS, Effects, Game, check_known, most, opt_player
 
 STEP_FT = 5                      # one encoder detent
 HINDRANCE_FT = 10                # each Panic or Shark still on a diver at the end
+HAND = 5                         # cards in a full hand: a Discard card targets one of them
 PICK_S = 5.0                     # a diver picked with their button is let go after this long
 PHASES = ("descent", "descent-last", "ascent", "ascent-last", "over")
 
@@ -43,6 +44,7 @@ class HoldYourBreath:
     ended_by: str | None = None              # surface | deck
     winners: tuple[int, ...] = ()
     last: str = ""
+    pick: str = ""                           # the box's random pick for a Discard card, on screen
 
     @property
     def n(self) -> int:
@@ -89,6 +91,8 @@ class HoldYourBreathGame(Game):
     def step(self, state: HoldYourBreath, action: Action) -> tuple[HoldYourBreath, Effects]:
         if state.phase == "over":
             return state, NO_EFFECTS
+        if state.pick and not isinstance(action, Tick):
+            state = replace(state, pick="")          # the pick stays up until the next action
         if isinstance(action, Dial):
             return _dial(state, action.delta)
         if isinstance(action, PlayerPress):
@@ -100,6 +104,8 @@ class HoldYourBreathGame(Game):
             return _judge(state, action.verdict)
         if isinstance(action, MenuChoice) and action.key == "deck":
             return _deck_ran_out(state)
+        if isinstance(action, MenuChoice) and action.key == "pick":
+            return _discard_pick(state), (Sound("roll"),)
         return state, NO_EFFECTS
 
     def report(self, state: HoldYourBreath) -> dict[str, Any]:
@@ -124,6 +130,7 @@ class HoldYourBreathGame(Game):
             "totals": None if totals is None else _per(names, totals),
             "ended_by": state.ended_by,
             "last": state.last,
+            "pick": state.pick or None,
         }
 
     def undo_label(self, state: HoldYourBreath, verdict: Verdict) -> str:
@@ -140,6 +147,7 @@ class HoldYourBreathGame(Game):
 
     def menu_items(self, state: HoldYourBreath) -> tuple[tuple[str, str], ...]:
         items: tuple[tuple[str, str], ...] = (("board", "Depth board"),)
+        items = (("pick", "Discard: pick a card"),) + items
         if state.phase in ("descent", "ascent"):
             items = (("deck", "Deck ran out"),) + items
         return items
@@ -153,6 +161,13 @@ class HoldYourBreathGame(Game):
     def rules_card(self) -> tuple[str, ...]:
         return ("Dial: swim 5 ft, YES: end", "NO: no air, a Panic", "Diver's button, then",
                 "NO Panic, YES Calm,", "hold YES Shark/Kraken")
+
+
+def _discard_pick(state: HoldYourBreath) -> HoldYourBreath:
+    """A Discard card: the box picks which of the opponent's 5 cards goes (seeded)."""
+    k, rng = rand.below(state.rng, HAND)
+    whose = f"{state.name(state.selected)}'s" if state.selected is not None else "the"
+    return replace(state, rng=rng, pick=f"discard card {k + 1} of {HAND} in {whose} hand")
 
 
 def totals_of(state: HoldYourBreath) -> tuple[int, ...] | None:

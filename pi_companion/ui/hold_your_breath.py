@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..games.hold_your_breath import HoldYourBreath, totals_of
-from .canvas import bbox, centred, font, text_width
+from .canvas import banner, bbox, centred, font, text_width
 
 BOARD_W = 78          # gauges on the left, the turn panel on the right
 PANEL_X = 80
@@ -147,3 +147,5 @@ def draw(draw: Any, view: Any) -> None:
     for diver in range(state.n):
         gauge(draw, state, diver, scale)
     panel(draw, state)
+    if state.pick:
+        banner(draw, state.pick)
