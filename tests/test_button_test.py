@@ -92,3 +92,15 @@ def test_a_game_timer_that_does_not_move_cannot_hang_the_engine():
     engine.advance(5.0)
     engine.feed(Edge(6.0, "P1", True))
     assert engine.report()["ticks"] == 1
+
+
+def test_two_buttons_bouncing_at_the_same_instant_have_one_deadline():
+    engine = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
+    for button in ("P2", "P3"):                        # same edge times on two buttons
+        engine.feed(Edge(1.0, button, True))
+        engine.feed(Edge(1.001, button, False))
+        engine.feed(Edge(1.002, button, True))
+    assert engine.next_deadline() == 1.007             # both buttons settle at the same moment
+    engine.advance(1.01)
+    buzz = engine.report()["last_buzz"]                # an exact tie, broken by the seeded source
+    assert buzz["winner"] in ("Ben", "Cy") and buzz["order"][1]["after_ms"] == 0.0

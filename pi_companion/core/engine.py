@@ -88,7 +88,7 @@ class Engine:
 
     def next_deadline(self) -> float | None:
         due = self._timers()
-        return min(due)[0] if due else None
+        return min(d[0] for d in due) if due else None
 
     def held_at_start(self, button: str) -> None:
         """A button already down when the box starts (stuck or leaned on): ignore it until released."""
