@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -192,23 +193,31 @@ class Box:
 
     def loop(self) -> None:
         while True:
-            deadline = self.engine.next_deadline()
-            wait = MAX_WAIT_S if deadline is None else min(MAX_WAIT_S, max(0.0, deadline - self.now()))
-            if self.stale and wait > 0 and self.queue.empty():
-                self.draw()            # only when nothing is pending: a frame never delays a buzz
-                continue
             try:
-                item = self.queue.get(timeout=wait)
-            except queue.Empty:
-                item = Wake()
-            if item is None:
-                return
-            try:
-                self.handle(item)
+                if not self._turn():
+                    return
             except Exception:  # a bug in one event must not stop the box
-                log.exception("error handling %r", item)
+                log.exception("error in the box loop")
+                time.sleep(0.05)
             if self.watchdog is not None:
                 self.watchdog()
+
+    def _turn(self) -> bool:
+        """One pass of the loop: draw if idle, else wait for an input or the next timer and
+        handle it. False when asked to stop."""
+        deadline = self.engine.next_deadline()
+        wait = MAX_WAIT_S if deadline is None else min(MAX_WAIT_S, max(0.0, deadline - self.now()))
+        if self.stale and wait > 0 and self.queue.empty():
+            self.draw()                # only when nothing is pending: a frame never delays a buzz
+            return True
+        try:
+            item = self.queue.get(timeout=wait)
+        except queue.Empty:
+            item = Wake()
+        if item is None:
+            return False
+        self.handle(item)
+        return True
 
     def pump(self) -> int:
         """Handle everything queued now, without waiting (tests and tools; the loop does this live)."""

@@ -133,3 +133,29 @@ def test_without_a_piezo_sounds_are_noted_and_close_is_quick(mock_factory):
     start = time.monotonic()
     piezo.close()
     assert time.monotonic() - start < 0.5 and piezo.played == ["over"] * 5
+
+
+def test_an_error_in_one_event_does_not_stop_the_loop(mock_factory, caplog):
+    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), mock_factory, Display(None))
+    calls = []
+    real = box.engine.feed
+
+    def broken_once(event):
+        calls.append(event)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return real(event)
+
+    box.engine.feed = broken_once
+    box.start()
+    try:
+        p2 = mock_factory.pin(load_pinmap()["P2"])
+        p2.drive_low()
+        assert wait_for(lambda: "error in the box loop" in caplog.text)
+        p2.drive_high()
+        time.sleep(0.02)
+        p2.drive_low()
+        assert wait_for(lambda: box.engine.report()["last_buzz"] is not None)
+        assert box.thread.is_alive()
+    finally:
+        box.close()
