@@ -144,7 +144,8 @@ def update_docs(head: str, body: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated figures: " + ", ".join(FIGURES))
-    parser.add_argument("--out", default=str(HERE / "results.json"))
+    parser.add_argument("--out", help="where to write the JSON (default: results.json for a full "
+                        "run; a partial --only run writes nothing unless given --out)")
     parser.add_argument("--no-docs", action="store_true", help="leave docs/performance.md alone")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(FIGURES)
@@ -162,11 +163,14 @@ def main(argv: list[str] | None = None) -> int:
     results["machine"]["seconds"] = round(time.perf_counter() - started, 1)
     lines = rows(results)
     results["table"] = [dict(zip(("figure", "ours", "baseline", "target", "verdict"), row)) for row in lines]
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    out = args.out or (None if args.only else str(HERE / "results.json"))
+    if out:
+        Path(out).write_text(json.dumps(results, indent=2) + "\n")
     m = results["machine"]
     print(header(m))
     print(table(lines))
-    print(f"written: {args.out}")
+    if out:
+        print(f"written: {out}")
     if not args.no_docs and not args.only and update_docs(header(m), table(lines)):
         print(f"updated: {DOCS}")
     return 0
