@@ -69,8 +69,7 @@ class Box:
         self.resumed_records = 0
         self.resumed = self._resume()
         if not self.resumed:
-            self.engine = self._new_engine(config.game)
-            self._start_log()
+            self._use(self._new_engine(config.game))
         self._check_held_buttons()
         self.puck: Any = None
         self._puck_last: tuple[str, int, int] | None = None

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from PIL import Image
 
 from .core.engine import Engine
-from .core.events import Edge
+from .core.events import Edge, Effect, Turn
 from .games import registry
 from .replay import load_scenario
 from .ui.screens import render
@@ -41,30 +41,31 @@ def menu_engines() -> Iterator[tuple[str, Engine]]:
         rules = registry.get(name)
         players = tuple(["Ada", "Ben", "Cy", "Di"][: max(rules.min_players, 3)])
         engine = Engine(rules, players, {}, 1)
-        t = 1.0
-        for button in ("MENU",):
-            engine.feed(Edge(t, button, True))
-            engine.feed(Edge(t + 0.05, button, False))
+        engine.feed(Edge(1.0, "MENU", True))
+        engine.feed(Edge(1.05, "MENU", False))
         yield f"{name}-menu", engine
         if rules.rules_card():
             card = Engine(rules, players, {}, 1)
-            _walk_menu_to(card, "rules")
+            choose(card, "rules")
             yield f"{name}-rules", card
     test = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
-    _walk_menu_to(test, "test")
+    choose(test, "test")
     test.feed(Edge(9.0, "P2", True))
     test.feed(Edge(9.0, "NO", True))
     yield "button-test", test
 
 
-def _walk_menu_to(engine: Engine, key: str) -> None:
-    engine.feed(Edge(1.0, "MENU", True))
-    engine.feed(Edge(1.05, "MENU", False))
+def choose(engine: Engine, key: str, t: float = 1.0) -> list[Effect]:
+    """Open the menu, turn the encoder to `key` and press YES, as a player would.
+    Returns the effects of choosing it."""
+    engine.feed(Edge(t, "MENU", True))
+    engine.feed(Edge(t + 0.05, "MENU", False))
     assert engine.menu is not None
     keys = [k for k, _ in engine.menu.items]
-    engine.menu = engine.menu.move(keys.index(key))
-    engine.feed(Edge(2.0, "YES", True))
-    engine.feed(Edge(2.05, "YES", False))
+    for i in range(keys.index(key)):
+        engine.feed(Turn(t + 0.1 + i * 0.01, 1))
+    engine.feed(Edge(t + 0.5, "YES", True))
+    return engine.feed(Edge(t + 0.55, "YES", False))
 
 
 def through_luma(engine: Engine) -> Image.Image:

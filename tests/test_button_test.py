@@ -3,19 +3,8 @@ from __future__ import annotations
 
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge, HallLevel, Sound, Turn
+from pi_companion.gallery import choose
 from pi_companion.games import registry
-
-
-def choose(engine, key, t=1.0):
-    """MENU, turn the encoder to `key`, YES: through the buttons, as a player would.
-    Returns the effects of choosing."""
-    engine.feed(Edge(t, "MENU", True))
-    engine.feed(Edge(t + 0.05, "MENU", False))
-    keys = [k for k, _ in engine.menu.items]
-    for i in range(keys.index(key)):
-        engine.feed(Turn(t + 0.1 + i * 0.01, 1))
-    engine.feed(Edge(t + 0.5, "YES", True))
-    return engine.feed(Edge(t + 0.55, "YES", False))
 
 
 def test_button_test_shows_inputs_and_lights_leds_without_playing():

@@ -339,22 +339,16 @@ def test_the_gauge_marker_moves_down_with_depth():
 
 def test_the_box_picks_the_card_a_discard_card_takes():
     from pi_companion.core.engine import Engine
-    from pi_companion.core.events import Edge, Turn
+    from pi_companion.core.events import Edge
+    from pi_companion.gallery import choose
     from pi_companion.ui.screens import render
 
     def pick(seed, target=None):
         engine = Engine(GAME, ("Ada", "Ben", "Cy"), {}, seed)
-        t = 1.0
         if target:
-            engine.feed(Edge(t, target, True))
-            engine.feed(Edge(t + 0.05, target, False))
-        engine.feed(Edge(t + 0.2, "MENU", True))
-        engine.feed(Edge(t + 0.25, "MENU", False))
-        keys = [k for k, _ in engine.menu.items]
-        for i in range(keys.index("pick")):
-            engine.feed(Turn(t + 0.3 + i * 0.01, 1))
-        engine.feed(Edge(t + 0.5, "YES", True))
-        engine.feed(Edge(t + 0.55, "YES", False))
+            engine.feed(Edge(0.5, target, True))
+            engine.feed(Edge(0.55, target, False))
+        choose(engine, "pick")
         return engine
 
     picks = [pick(seed).report()["pick"] for seed in range(40)]
