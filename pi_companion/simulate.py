@@ -1,19 +1,20 @@
-"""The emulated box in a terminal: keys drive gpiozero mock pins, the OLED is drawn in block characters.
+"""The emulated box in a terminal: keys drive gpiozero mock pins, the OLED is drawn in text.
 
 The very same Box (inputs, engine, outputs, display code) runs as on the Pi; only the pin
 factory (MockFactory), the display (luma's dummy device) and the fingers (keys) are stand-ins.
-A terminal has no key-up events, so a key is a press followed by a release after HOLD_S.
+A terminal has no key-up events, so a key is a press followed by a release after a hold time.
+The screen is handled by the standard library's curses: it knows the terminal's size, redraws
+on a resize, and hands over every key of a read one at a time.
 """
 from __future__ import annotations
 
+import locale
 import os
-import select
-import shutil
 import sys
-import termios
+import textwrap
 import threading
 import time
-import tty
+from dataclasses import replace
 from typing import Any
 
 from .core.events import Request
@@ -22,35 +23,67 @@ TAP_S = 0.08
 LONG_S = 1.2
 MENU_LONG_S = 3.2
 PLAYER_HOLD_S = 2.2
-SHIFTED_DIGITS = "!@#$%^&*"                        # shift+1..8: hold that player's button
+HOLD_KEY = "h"                                     # h then a digit: hold that player's button
+SHIFTED_DIGITS = "!@#$%^&*"                        # shift+1..8 on a US layout: the same
 STEP_GAP_S = 0.03
-HELP = ("keys: 1-8 players (shift: hold 2 s)  y/n YES/NO  Y/N long YES/NO  m MENU  M hold MENU",
-        "      [ ] or arrows: encoder   . , one turntable step fwd/back   w whole turn   q quit")
+MESSAGE_S = 5.0                                    # a message stays this long
+SOUND_S = 2.0                                      # "sound: ..." stays this long
 FORWARD = ((0, 0), (1, 0), (1, 1), (0, 1))        # hall (A, B) levels, clockwise order
+HELP = ("1-8 tap a player   h+1-8 hold a player   y n YES NO   Y N long YES NO (N undo)",
+        "m MENU  M hold MENU  [ ] or arrows encoder  . , w turntable  q quit")
+PANEL_W = 14                                       # the players' column right of the frame
+# Frame styles: pixels per text cell (x, y); a layout is chosen by what fits the terminal.
+STYLES = {"half": (1, 2), "braille": (2, 4)}
+BRAILLE_DOTS = ((0, 0, 0x01), (0, 1, 0x02), (0, 2, 0x04), (1, 0, 0x08),
+                (1, 1, 0x10), (1, 2, 0x20), (0, 3, 0x40), (1, 3, 0x80))
+OLED = (128, 64)
+KEY_NAMES = {"KEY_RIGHT": "]", "KEY_UP": "]", "KEY_LEFT": "[", "KEY_DOWN": "["}
 
 
-def frame_lines(image: Any, width: int) -> list[str]:
-    """A one-bit frame as text: half blocks (2 px per cell) when wide enough, else quadrants."""
+def frame_lines(image: Any, style: str, unicode: bool = True) -> list[str]:
+    """A one-bit frame as text: "half" = half blocks (1x2 px a cell), "braille" = 2x4 px a cell.
+
+    Without a Unicode terminal a cell is "#" if any of its pixels is lit.
+    """
     px = image.load()
     w, h = image.size
-    if width >= w + 2:
-        chars = " ▀▄█"
-        return ["".join(chars[(1 if px[x, y] else 0) | (2 if px[x, y + 1] else 0)] for x in range(w))
-                for y in range(0, h, 2)]
-    quads = " ▘▝▀▖▌▞▛▗▚▐▜▄▙▟█"
+    cx, cy = STYLES[style]
     lines = []
-    for y in range(0, h, 2):
+    for y in range(0, h, cy):
         row = []
-        for x in range(0, w, 2):
-            bits = ((1 if px[x, y] else 0) | (2 if px[x + 1, y] else 0)
-                    | (4 if px[x, y + 1] else 0) | (8 if px[x + 1, y + 1] else 0))
-            row.append(quads[bits])
+        for x in range(0, w, cx):
+            if style == "half":
+                bits = (1 if px[x, y] else 0) | (2 if px[x, y + 1] else 0)
+                ch = " ▀▄█"[bits]
+            else:
+                bits = sum(bit for dx, dy, bit in BRAILLE_DOTS if px[x + dx, y + dy])
+                ch = chr(0x2800 + bits) if bits else " "
+            row.append(ch if unicode or ch == " " else "#")
         lines.append("".join(row))
     return lines
 
 
+def choose_layout(cols: int, rows: int) -> str | None:
+    """The largest frame style whose whole screen fits, or None if even the compact one does not."""
+    for style in ("half", "braille"):
+        fw, fh = frame_size(style)
+        if cols >= fw + 2 + PANEL_W and rows >= 1 + fh + 2 + 2 + len(HELP):
+            return style
+    return None
+
+
+def frame_size(style: str) -> tuple[int, int]:
+    cx, cy = STYLES[style]
+    return OLED[0] // cx, OLED[1] // cy
+
+
+def minimum_size() -> tuple[int, int]:
+    fw, fh = frame_size("braille")
+    return fw + 2 + PANEL_W, 1 + fh + 2 + 2 + len(HELP)
+
+
 class KeyPad:
-    """Turns keys into timed mock-pin edges."""
+    """Turns keys into timed mock-pin edges; every key is stamped with the time it was read."""
 
     def __init__(self, factory: Any, pins: dict[str, int], n_players: int, puck: Any = None) -> None:
         self.factory = factory
@@ -59,13 +92,14 @@ class KeyPad:
         self.n = n_players
         self.due: list[tuple[float, str, bool]] = []    # (when, pin name, drive low?)
         self.hall = 0                                    # index into FORWARD
+        self.hold_next = False                           # HOLD_KEY was pressed: the next digit holds
         self.lock = threading.Lock()
 
     def pin(self, name: str) -> Any:
         return self.factory.pin(self.pins[name])
 
-    def press(self, name: str, hold: float) -> None:
-        now = time.monotonic()
+    def press(self, name: str, hold: float, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
         self.at(now, name, True)
         self.at(now + hold, name, False)
 
@@ -74,20 +108,18 @@ class KeyPad:
             self.due.append((when, name, low))
             self.due.sort()
 
-    def encoder(self, delta: int) -> None:
+    def encoder(self, delta: int, now: float) -> None:
         seq = (("ENC_A", True), ("ENC_B", True), ("ENC_A", False), ("ENC_B", False))
         if delta < 0:
             seq = (("ENC_B", True), ("ENC_A", True), ("ENC_B", False), ("ENC_A", False))
-        now = time.monotonic()
         for i, (name, low) in enumerate(seq):
             self.at(now + i * 0.004, name, low)
 
-    def hall_steps(self, steps: int) -> None:
+    def hall_steps(self, steps: int, now: float) -> None:
         if self.puck is not None:
             for _ in range(abs(steps)):
                 self.puck.step(1 if steps > 0 else -1)
             return
-        now = time.monotonic()
         for i in range(abs(steps)):
             old = FORWARD[self.hall]
             self.hall = (self.hall + (1 if steps > 0 else -1)) % 4
@@ -96,24 +128,31 @@ class KeyPad:
             level = new[0] if name == "HALL_A" else new[1]
             self.at(now + i * STEP_GAP_S, name, not level)   # drive_low = level 0
 
-    def key(self, key: str) -> bool:
-        """Act on one key; False for an unknown key."""
-        if key.isdigit() and 1 <= int(key) <= self.n:
-            self.press(f"P{key}", TAP_S)
+    def player(self, digit: str) -> int | None:
+        """The player button number for a digit key, if this game has that player."""
+        return int(digit) if digit.isdigit() and 1 <= int(digit) <= self.n else None
+
+    def key(self, key: str, now: float | None = None) -> bool:
+        """Act on one key read at `now`; False for an unknown key (or a player the game lacks)."""
+        now = time.monotonic() if now is None else now
+        key = KEY_NAMES.get(key, key)
+        hold, self.hold_next = self.hold_next, False
+        if key == HOLD_KEY:
+            self.hold_next = True
+        elif self.player(key) is not None:
+            self.press(f"P{key}", PLAYER_HOLD_S if hold else TAP_S, now)
         elif key in SHIFTED_DIGITS and SHIFTED_DIGITS.index(key) < self.n:
-            self.press(f"P{SHIFTED_DIGITS.index(key) + 1}", PLAYER_HOLD_S)
+            self.press(f"P{SHIFTED_DIGITS.index(key) + 1}", PLAYER_HOLD_S, now)
         elif key in ("y", "n", "m"):
-            self.press({"y": "YES", "n": "NO", "m": "MENU"}[key], TAP_S)
+            self.press({"y": "YES", "n": "NO", "m": "MENU"}[key], TAP_S, now)
         elif key in ("Y", "N"):
-            self.press("YES" if key == "Y" else "NO", LONG_S)
+            self.press("YES" if key == "Y" else "NO", LONG_S, now)
         elif key == "M":
-            self.press("MENU", MENU_LONG_S)
-        elif key in ("]", "\x1b[C", "\x1b[A"):
-            self.encoder(+1)
-        elif key in ("[", "\x1b[D", "\x1b[B"):
-            self.encoder(-1)
+            self.press("MENU", MENU_LONG_S, now)
+        elif key in ("]", "["):
+            self.encoder(+1 if key == "]" else -1, now)
         elif key in (".", ",", "w"):
-            self.hall_steps({".": 1, ",": -1, "w": 4}[key])
+            self.hall_steps({".": 1, ",": -1, "w": 4}[key], now)
         else:
             return False
         return True
@@ -129,12 +168,12 @@ class KeyPad:
                 pin.drive_low() if low else pin.drive_high()
 
 
-def read_key(fd: int, timeout: float) -> str | None:
-    ready, _, _ = select.select([fd], [], [], timeout)
-    if not ready:
-        return None
-    data = os.read(fd, 8).decode("utf-8", "replace")
-    return data
+def eight_player_pins(pins: dict[str, int]) -> dict[str, int]:
+    """The packaged 8-player pin map under the config's own [pins] entries (P5-P8 get buttons)."""
+    import tomllib
+    from importlib import resources
+    text = resources.files("pi_companion").joinpath("data/pinmap-8players.toml").read_text()
+    return {**tomllib.loads(text)["pins"], **pins}
 
 
 def simulate(args: Any) -> int:
@@ -146,80 +185,202 @@ def simulate(args: Any) -> int:
     from gpiozero.pins.mock import MockFactory, MockPWMPin
 
     from .app import Box
-    from .daemon import build_config
+    from .daemon import build_config, make_display
     from .hw.display import Display, open_device
     from .hw.pinmap import load_pinmap
 
     config = build_config(args)
     if config is None:
         return 78
+    if len(config.players) > 4 and not any(f"P{i}" in config.pins for i in range(5, 9)):
+        config = replace(config, pins=eight_player_pins(config.pins))
     puck = None
     if getattr(args, "puck", None) == "fake":
-        from dataclasses import replace
-
         from .link.fake_puck import FakePuck
         puck = FakePuck()
         config = replace(config, wind_source="puck", puck_port=puck.path)
+    store = None
+    if getattr(args, "state_dir", None):               # resume and log like the box
+        from .store import GameLog
+        store = GameLog(config.state_dir, config.history)
     factory = MockFactory(pin_class=MockPWMPin)
     Device.pin_factory = factory
     requests: list[Request] = []
     changed = threading.Event()
-    box = Box(config, factory, Display(lambda: open_device("dummy")),
-              on_frame=lambda _f: changed.set(), on_request=requests.append)
+    display = (make_display("none", config) if args.display == "none"
+               else Display(lambda: open_device("dummy")))
+    try:
+        box = Box(config, factory, display, on_frame=lambda _f: changed.set(),
+                  on_request=requests.append, store=store)
+    except OSError as err:
+        print(f"pi-companion: state directory {config.state_dir}: {err.strerror}", file=sys.stderr)
+        return 78
     pad = KeyPad(factory, load_pinmap(overrides=config.pins), len(config.players), puck)
     for name in ("ENC_A", "ENC_B"):
         pad.pin(name).drive_high()                       # the encoder rests with both contacts open
     box.start()
-    fd = sys.stdin.fileno()
-    saved = termios.tcgetattr(fd)
-    tty.setcbreak(fd)
-    sys.stdout.write("\x1b[?1049h\x1b[?25l")
+    import curses
+    locale.setlocale(locale.LC_ALL, "")
+    os.environ.setdefault("ESCDELAY", "25")            # a lone Esc is not an arrow's start
     try:
-        return _loop(box, pad, fd, changed, requests)
+        for name in ("LINES", "COLUMNS"):                # the size comes from the terminal itself
+            os.environ.pop(name, None)
+        return int(curses.wrapper(lambda scr: Emulator(scr, box, pad, changed, requests).run()))
     finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-        sys.stdout.write("\x1b[?25h\x1b[?1049l")
-        sys.stdout.flush()
         box.close()
         if puck is not None:
             puck.close()
 
 
-def _loop(box: Any, pad: KeyPad, fd: int, changed: threading.Event, requests: list[Request]) -> int:
-    message = ""
-    last_draw = 0.0
-    while True:
-        key = read_key(fd, 0.02)
-        if key in ("q", "\x03"):
-            return 0
-        if key is not None and not pad.key(key):
-            message = f"unknown key {key!r}"
-        pad.run_due()
-        for req in requests[:]:
-            requests.remove(req)
-            if req.name == "shutdown":
-                _draw(box, "Shutdown requested: on the box this powers off. Bye.")
-                time.sleep(1.0)
-                return 0
-            message = f"now playing {box.engine.rules.title}" if req.name == "switch" else req.name
-        if changed.is_set() or time.monotonic() - last_draw > 0.25 or key is not None:
-            changed.clear()
-            _draw(box, message)
-            last_draw = time.monotonic()
+class Status:
+    """The status line: messages and sounds that expire, and what to do at game over."""
+
+    def __init__(self, sounds_seen: int = 0) -> None:
+        self.message = ""
+        self.message_until = 0.0
+        self.sounds_seen = sounds_seen
+        self.sound = ""
+        self.sound_until = 0.0
+
+    def say(self, text: str, now: float) -> None:
+        self.message, self.message_until = text, now + MESSAGE_S
+
+    def line(self, now: float, played: list[str], over: bool) -> str:
+        if len(played) > self.sounds_seen:
+            self.sounds_seen = len(played)
+            self.sound, self.sound_until = played[-1], now + SOUND_S
+        parts = ["Game over. Play again: m, ] to New game, y"] if over else []
+        if now < self.message_until:
+            parts.append(self.message)
+        if now < self.sound_until:
+            parts.append(f"sound: {self.sound}")
+        return "   ".join(parts)
 
 
-def _draw(box: Any, message: str) -> None:
-    cols = shutil.get_terminal_size((80, 24)).columns
-    image = box.display.device.image if box.display.device is not None else None
-    lines = frame_lines(image, cols) if image is not None else ["(no display)"]
-    width = len(lines[0])
-    leds = " ".join(f"{name[:6]}{'●' if i in box.leds.lit else '○'}"
-                    for i, name in enumerate(box.config.players))
-    sounds = box.piezo.played[-1] if box.piezo.played else ""
-    out = ["\x1b[H", "┌" + "─" * width + "┐"]
-    out += ["│" + line + "│" for line in lines]
-    out += ["└" + "─" * width + "┘",
-            f" {box.engine.rules.title}  LEDs: {leds}  sound: {sounds}".ljust(cols - 1)[:cols - 1],
-            *(h[:cols - 1] for h in HELP), f" {message}".ljust(cols - 1)[:cols - 1]]
-    sys.stdout.write("\x1b[K\n".join(out) + "\x1b[J")
-    sys.stdout.flush()
+class Emulator:
+    """The terminal side: reads keys, shows the frame, the lamps, sounds and messages."""
+
+    def __init__(self, scr: Any, box: Any, pad: KeyPad, changed: threading.Event,
+                 requests: list[Request]) -> None:
+        import curses
+        self.curses = curses
+        self.scr = scr
+        self.box = box
+        self.pad = pad
+        self.changed = changed
+        self.requests = requests
+        self.status = Status(len(box.piezo.played))
+        self.unicode = "UTF-8" in (locale.getpreferredencoding(False) or "").upper().replace("UTF8", "UTF-8")
+        try:
+            curses.curs_set(0)
+        except curses.error:
+            pass
+        scr.keypad(True)
+        scr.nodelay(True)
+
+    def say(self, text: str, now: float) -> None:
+        self.status.say(text, now)
+
+    def run(self) -> int:
+        last_draw = 0.0
+        while True:
+            keys = self.read_keys()
+            for key, when in keys:
+                if key in ("q", "\x03"):
+                    return 0
+                if key == "KEY_RESIZE":
+                    self.curses.update_lines_cols()
+                elif not self.pad.key(key, when):
+                    self.say(self.unknown(key), when)
+                elif self.pad.hold_next:
+                    self.say(f"hold: now a player key (1-{self.pad.n}) holds that button 2 s", when)
+            self.pad.run_due()
+            for req in self.requests[:]:
+                self.requests.remove(req)
+                if req.name == "shutdown":
+                    self.draw(override="Shut down chosen: on the box this powers the Pi off. Bye.")
+                    time.sleep(1.0)
+                    return 0
+                self.say(self.request_words(req), time.monotonic())
+            now = time.monotonic()
+            if self.changed.is_set() or keys or now - last_draw > 0.25:
+                self.changed.clear()
+                self.draw()
+                last_draw = now
+            else:
+                self.curses.napms(10)
+
+    def read_keys(self) -> list[tuple[str, float]]:
+        """Every key waiting in the input, each on its own, stamped with the time it was read."""
+        keys = []
+        while True:
+            try:
+                ch = self.scr.get_wch()
+            except self.curses.error:
+                return keys
+            now = time.monotonic()
+            keys.append((ch if isinstance(ch, str) else self.curses.keyname(ch).decode(), now))
+
+    def unknown(self, key: str) -> str:
+        if key.isdigit() and 1 <= int(key) <= 8:
+            return f"no player {key}: this game has {self.pad.n} players"
+        return f"unknown key {key!r}: the keys are listed below"
+
+    def request_words(self, req: Request) -> str:
+        if req.name == "new":
+            return "New game, same players"
+        if req.name == "switch":
+            return f"Now playing {self.box.engine.rules.title}"
+        return req.name.replace("_", " ").capitalize()
+
+    def over(self) -> bool:
+        engine = self.box.engine
+        try:
+            return bool(engine.rules.is_over(engine.game))
+        except Exception:                                # a state read mid-update: not this time
+            return False
+
+    def draw(self, override: str | None = None) -> None:
+        curses = self.curses
+        scr = self.scr
+        rows, cols = scr.getmaxyx()
+        now = time.monotonic()
+        scr.erase()
+        style = choose_layout(cols, rows)
+        if style is None or override:
+            need = "%dx%d" % minimum_size()
+            text = override or f"Terminal too small: needs {need}, this is {cols}x{rows}. q quits"
+            for i, line in enumerate(textwrap.wrap(text, max(cols - 1, 10))):
+                self.put(i, 0, line, cols)
+            scr.refresh()
+            return
+        box = self.box
+        title = box.engine.rules.title
+        self.put(0, 0, f" {title} - pi-companion simulate, {len(box.config.players)} players", cols)
+        fw, fh = frame_size(style)
+        image = box.display.device.image if box.display.device is not None else None
+        if image is not None:
+            lines = frame_lines(image, style, self.unicode)
+        else:
+            lines = [" (--display none: no OLED, the box plays on)".ljust(fw)] + [""] * (fh - 1)
+        h, v, corners = ("─", "│", "┌┐└┘") if self.unicode else ("-", "|", "++++")
+        self.put(1, 0, corners[0] + h * fw + corners[1], cols)
+        for i, line in enumerate(lines):
+            self.put(2 + i, 0, v + line.ljust(fw) + v, cols)
+        self.put(2 + fh, 0, corners[2] + h * fw + corners[3], cols)
+        lit_mark, dark_mark = ("●", "○") if self.unicode else ("*", "o")
+        self.put(1, fw + 3, "key player", cols)
+        for i, name in enumerate(box.config.players):
+            lamp = lit_mark if i in box.leds.lit else dark_mark
+            self.put(2 + i, fw + 3, f"{i + 1} {name[:8]:<8} {lamp}", cols)
+        self.put(3 + fh, 0, " " + self.status.line(now, box.piezo.played, self.over()), cols)
+        for i, line in enumerate(HELP):
+            self.put(4 + fh + i, 0, " " + line, cols)
+        scr.refresh()
+
+    def put(self, y: int, x: int, text: str, cols: int) -> None:
+        """Write text clipped to the screen (curses refuses the bottom-right cell)."""
+        try:
+            self.scr.addnstr(y, x, text, max(0, cols - x - 1))
+        except self.curses.error:
+            pass

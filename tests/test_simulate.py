@@ -1,79 +1,201 @@
-"""The emulated box: keys drive mock pins, the OLED is drawn in the terminal, q quits."""
+"""The emulated box: keys drive mock pins, the OLED is drawn in the terminal, q quits.
+
+The terminal tests run `pi-companion simulate` on a real pty of a set size and read the screen
+through pyte (a terminal emulator), so they see what a person would see.
+"""
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import pty
 import select
+import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 
+import pyte
 from PIL import Image
 
 from conftest import wait_for
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.simulate import KeyPad, frame_lines
+from pi_companion.simulate import (MESSAGE_S, PLAYER_HOLD_S, SOUND_S, TAP_S, KeyPad, Status,
+                                   choose_layout, eight_player_pins, frame_lines)
 
 
-def test_frame_lines_full_and_half_size():
+def test_frame_lines_half_blocks_and_braille():
     image = Image.new("1", (128, 64))
     image.putpixel((0, 0), 1)
     image.putpixel((127, 63), 1)
-    full = frame_lines(image, 140)
-    assert len(full) == 32 and all(len(line) == 128 for line in full)
-    assert full[0][0] == "▀" and full[31][127] == "▄"
-    half = frame_lines(image, 80)
-    assert len(half) == 32 and all(len(line) == 64 for line in half)
-    assert half[0][0] == "▘" and half[31][63] == "▗"
+    half = frame_lines(image, "half")
+    assert len(half) == 32 and all(len(line) == 128 for line in half)
+    assert half[0][0] == "▀" and half[31][127] == "▄"
+    braille = frame_lines(image, "braille")
+    assert len(braille) == 16 and all(len(line) == 64 for line in braille)
+    assert braille[0][0] == "\u2801" and braille[15][63] == "\u2880"
+    assert frame_lines(image, "braille", unicode=False)[0][0] == "#"
+
+
+def test_layout_fits_the_terminal():
+    assert choose_layout(80, 24) == "braille"             # the classic terminal: compact
+    assert choose_layout(150, 45) == "half"                # room for the full-size frame
+    assert choose_layout(60, 24) is None and choose_layout(80, 20) is None
+
+
+def set_inputs(factory, pins, names):
+    for name in names:
+        factory.pin(pins[name]).function = "input"
 
 
 def test_keys_drive_the_mock_pins(mock_factory):
     pins = load_pinmap()
-    for name in ("P2", "YES", "ENC_A", "ENC_B", "HALL_A", "HALL_B"):
-        mock_factory.pin(pins[name]).function = "input"
+    set_inputs(mock_factory, pins, ("P2", "YES", "ENC_A", "ENC_B", "HALL_A", "HALL_B"))
     pad = KeyPad(mock_factory, pins, 3)
-    assert pad.key("2") and not pad.key("9") and not pad.key("x")
+    assert pad.key("2") and not pad.key("9") and not pad.key("4") and not pad.key("x")
     pad.run_due()
     assert mock_factory.pin(pins["P2"]).state == 0           # pressed (pulled to ground)
     assert wait_for(lambda: (pad.run_due(), mock_factory.pin(pins["P2"]).state)[1] == 1, 1.0)
     pad.key(".")                                             # one turntable step: A rises
     pad.run_due()
     assert mock_factory.pin(pins["HALL_A"]).state == 1 and mock_factory.pin(pins["HALL_B"]).state == 0
+    assert pad.key("KEY_RIGHT") and pad.key("KEY_LEFT")     # curses' names for the arrows
 
 
-def test_simulate_in_a_real_terminal_plays_and_quits():
-    leader, follower = pty.openpty()
-    os.set_blocking(leader, False)
-    env = {**os.environ, "COLUMNS": "140", "LINES": "45", "TERM": "xterm"}
-    proc = subprocess.Popen([sys.executable, "-m", "pi_companion", "simulate", "--players", "Ada,Ben,Cy",
-                             "--config", "/nonexistent"], stdin=follower, stdout=follower,
-                            stderr=subprocess.PIPE, env=env, close_fds=True)
-    os.close(follower)
-    seen = b""
+def test_hold_key_then_digit_holds_a_player_on_any_layout(mock_factory):
+    pins = load_pinmap()
+    pad = KeyPad(mock_factory, pins, 3)
+    assert pad.key("h", now=10.0) and pad.hold_next
+    assert pad.key("2", now=10.1) and not pad.hold_next
+    assert pad.due == [(10.1, "P2", True), (10.1 + PLAYER_HOLD_S, "P2", False)]
+    pad.due.clear()
+    pad.key("2", now=20.0)                                   # without h: a tap again
+    assert pad.due == [(20.0, "P2", True), (20.0 + TAP_S, "P2", False)]
 
-    def read_until(marker, timeout=15.0):
-        nonlocal seen
+
+def test_eight_players_get_keys_5_to_8(mock_factory):
+    pins = load_pinmap(overrides=eight_player_pins({}))
+    set_inputs(mock_factory, pins, ("P8",))
+    pad = KeyPad(mock_factory, pins, 8)
+    assert pad.key("8")
+    pad.run_due()
+    assert mock_factory.pin(pins["P8"]).state == 0
+    assert eight_player_pins({"P5": 9})["P5"] == 9           # the config's own [pins] win
+
+
+def test_status_messages_and_sounds_expire():
+    status = Status()
+    status.say("unknown key 'x'", now=100.0)
+    assert status.line(100.0, ["buzz"], over=False) == "unknown key 'x'   sound: buzz"
+    assert status.line(100.0 + SOUND_S + 0.1, ["buzz"], over=False) == "unknown key 'x'"
+    assert status.line(100.0 + MESSAGE_S + 0.1, ["buzz"], over=False) == ""
+    assert "Play again" in status.line(200.0, ["buzz"], over=True)
+
+
+class Terminal:
+    """`pi-companion simulate` on a pty of a given size, its screen kept by pyte."""
+
+    def __init__(self, cols, rows, *args):
+        self.leader, follower = pty.openpty()
+        self.resize_pty(follower, cols, rows)
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        env = {k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}
+        env.update(TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pi_companion", "simulate", "--config", "/nonexistent", *args],
+            stdin=follower, stdout=follower, stderr=subprocess.PIPE, env=env, close_fds=True)
+        self.follower = follower
+
+    @staticmethod
+    def resize_pty(fd, cols, rows):
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+    def resize(self, cols, rows):
+        self.resize_pty(self.follower, cols, rows)
+        self.screen.resize(rows, cols)
+        self.proc.send_signal(signal.SIGWINCH)      # what the kernel sends a terminal's foreground
+
+    def text(self):
+        return "\n".join(self.screen.display)
+
+    def wait_for(self, *needles, timeout=15.0):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            ready, _, _ = select.select([leader], [], [], 0.1)
+            ready, _, _ = select.select([self.leader], [], [], 0.05)
             if ready:
                 try:
-                    seen += os.read(leader, 65536)
+                    self.stream.feed(os.read(self.leader, 65536))
                 except OSError:
                     break
-            if marker in seen:
+            if all(n in self.text() for n in needles):
                 return True
         return False
 
+    def type(self, data: bytes):
+        os.write(self.leader, data)
+
+    def quit(self):
+        self.type(b"q")
+        rc = self.proc.wait(timeout=10)
+        err = self.proc.stderr.read()
+        self.close()
+        return rc, err
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for fd in (self.leader, self.follower):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def log_presses(state_dir):
+    lines = (state_dir / "current.log").read_text().splitlines()
+    return [r for r in map(json.loads, lines[1:]) if "press" in r]
+
+
+def test_80x24_terminal_shows_everything_and_two_keys_in_one_read_are_two_presses(tmp_path):
+    term = Terminal(80, 24, "--players", "Ada,Ben,Cy,Dee", "--state-dir", str(tmp_path))
     try:
-        assert read_until("Grab Bag".encode())
-        seen = b""
-        os.write(leader, b"2")
-        assert read_until("Ada○ Ben● Cy○".encode())            # Ben buzzed: only his lamp is lit
-        assert "sound: buzz".encode() in seen or read_until(b"sound: buzz")
-        os.write(leader, b"q")
-        assert proc.wait(timeout=10) == 0
-        assert b"Traceback" not in proc.stderr.read()
+        assert term.wait_for("Grab Bag - pi-companion simulate", "q quit", "1 Ada", "4 Dee"), term.text()
+        lines = term.screen.display
+        assert lines[0].startswith(" Grab Bag") and any("q quit" in line for line in lines)
+        term.type(b"34")                                      # one write: Cy and Dee together
+        assert term.wait_for("3 Cy       ●", "4 Dee      ○", "sound: buzz"), term.text()
+        assert term.quit() == (0, b"")
     finally:
-        proc.kill()
-        os.close(leader)
+        term.close()
+    presses = log_presses(tmp_path)
+    assert [p["press"] for p in presses] == ["P3", "P4"]
+    assert 0 < presses[1]["t"] - presses[0]["t"] < 0.05          # near-simultaneous, in read order
+    # The state directory lets the emulator resume like the box: Cy's buzz is still being judged.
+    term = Terminal(80, 24, "--players", "Ada,Ben,Cy,Dee", "--state-dir", str(tmp_path))
+    try:
+        assert term.wait_for("3 Cy       ●", "2 Ben      ○"), term.text()
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
+
+
+def test_narrow_terminal_says_what_it_needs_and_redraws_on_resize(tmp_path):
+    names = "A,B,C,D,E,F,G,H"
+    term = Terminal(60, 24, "--game", "hands-up", "--players", names, "--display", "none",
+                    "--state-dir", str(tmp_path))
+    try:
+        assert term.wait_for("Terminal too small: needs 80x23, this is 60x24"), term.text()
+        assert all(len(line.rstrip()) <= 60 for line in term.screen.display)
+        term.resize(80, 24)
+        assert term.wait_for("Hands Up! - pi-companion simulate", "8 H", "q quit",
+                             "--display none: no OLED"), term.text()
+        term.type(b"8")                                       # an 8-player game: key 8 is H's button
+        assert wait_for(lambda: (tmp_path / "current.log").exists()
+                        and [p["press"] for p in log_presses(tmp_path)] == ["P8"], 5.0)
+        assert term.quit() == (0, b"")
+    finally:
+        term.close()
