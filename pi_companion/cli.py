@@ -62,29 +62,63 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return doctor(args)
 
 
+def games_help() -> str:
+    from .games import registry
+    lines = []
+    for name in registry.available():
+        rules = registry.get(name)
+        lines.append(f"  {name:<18} {rules.title} ({rules.min_players}-{rules.max_players} players)")
+    return "games (--game NAME, or `game` in the config):\n" + "\n".join(lines)
+
+
+def player_names(text: str) -> tuple[str, ...]:
+    """--players: 2 to 8 unique, non-empty names, comma-separated (argparse turns errors into exit 2)."""
+    names = tuple(n.strip() for n in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"an empty name in {text!r}")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a name given twice in {text!r}")
+    if not 2 <= len(names) <= 8:
+        raise argparse.ArgumentTypeError(f"give 2 to 8 names, got {len(names)}")
+    return names
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pi-companion", description=__doc__)
+    from . import __version__
+    from .games import registry
+    formatter = argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(prog="pi-companion", description=__doc__, epilog=games_help(),
+                                formatter_class=formatter)
+    p.add_argument("-V", "--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    def box_options(sp: argparse.ArgumentParser, pins: str, display: str) -> None:
+    def box_options(sp: argparse.ArgumentParser, pins: tuple[str, ...], displays: tuple[str, ...]) -> None:
         sp.add_argument("--config", default=str(DEFAULT_CONFIG),
                         help="TOML config (absent file = defaults)")
-        sp.add_argument("--game", help="game to start (overrides the config)")
-        sp.add_argument("--players", help="comma-separated player names (overrides the config)")
-        sp.add_argument("--pins", choices=("auto", "mock"), default=pins,
+        sp.add_argument("--game", choices=tuple(registry.GAMES), metavar="GAME",
+                        help="game to start (overrides the config): " + ", ".join(registry.GAMES))
+        sp.add_argument("--players", type=player_names, metavar="A,B,...",
+                        help="2 to 8 comma-separated player names (overrides the config)")
+        sp.add_argument("--pins", choices=pins, default=pins[0],
                         help="auto = the real pin factory; mock = gpiozero MockFactory")
-        sp.add_argument("--display", choices=("auto", "ssd1306", "dummy", "none"), default=display)
+        sp.add_argument("--display", choices=displays, default=displays[0])
         sp.add_argument("--state-dir", help="where the game log lives (overrides the config)")
 
-    r = sub.add_parser("run", help="the daemon: real pins and display on a Pi")
-    box_options(r, "auto", "auto")
+    r = sub.add_parser("run", help="the daemon: real pins and display on a Pi",
+                       epilog=games_help(), formatter_class=formatter)
+    box_options(r, ("auto", "mock"), ("auto", "ssd1306", "dummy", "none"))
     r.set_defaults(func=cmd_run)
-    s = sub.add_parser("simulate", help="the emulated box in this terminal (keys are the buttons)")
-    box_options(s, "mock", "dummy")
+    s = sub.add_parser("simulate", help="the emulated box in this terminal (keys are the buttons)",
+                       description="The emulated box: mock pins driven by the keyboard, the OLED "
+                       "drawn in the terminal (at least 80x23). --state-dir keeps a game log and "
+                       "resumes from it, as the box does.", epilog=games_help(), formatter_class=formatter)
+    box_options(s, ("mock",), ("dummy", "none"))
     s.add_argument("--puck", choices=("fake",), help="fake: the turntable keys drive a software "
                    "wind puck on a pty, read through the real serial link")
     s.set_defaults(func=cmd_simulate)
-    rp = sub.add_parser("replay", help="play a scenario on a virtual clock; print the JSON report")
+    rp = sub.add_parser("replay", help="play a scenario on a virtual clock; print the JSON report",
+                        description="Play a scenario (docs/replay.md) on a virtual clock; print "
+                        "the JSON report. Exit 2 with one line on stderr for an invalid scenario.")
     rp.add_argument("scenario", help="scenario file, or - for stdin")
     rp.set_defaults(func=cmd_replay)
     c = sub.add_parser("config", help="check a config file or print the commented default")
@@ -100,8 +134,34 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--players must fit the game (--game's, else the config's): a flag error is exit 2, not 78."""
+    if getattr(args, "players", None) is None:
+        return
+    from .games import registry
+    game = args.game
+    if game is None:
+        from .config import ConfigError, load_config
+        try:
+            game = load_config(Path(args.config)).game
+        except (ConfigError, OSError):
+            return                        # the config's own error is reported where it is loaded
+    try:
+        rules = registry.get(game)
+    except (KeyError, ImportError):
+        return
+    n = len(args.players)
+    if not rules.min_players <= n <= rules.max_players:
+        p.exit(EXIT_USAGE, f"{p.prog} {args.command}: error: argument --players: {game} takes "
+               f"{rules.min_players} to {rules.max_players} players, got {n}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if isinstance(getattr(args, "players", None), tuple):
+        check_flags(p, args)
+        args.players = ",".join(args.players)      # the form build_config reads
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
