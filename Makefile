@@ -5,9 +5,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
+.PHONY: FORCE run test bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
 
-$(STAMP): pyproject.toml
+# `python --version` is 3.11 or newer (awk, so that no code runs on an interpreter too old for it).
+version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1] > 3 || (v[1] == 3 && v[2] >= 11)} END {exit !ok}'
+# A .venv that has the stamp but whose interpreter is gone or too old is rebuilt from scratch;
+# one without the stamp (an install that did not finish) is rebuilt too, in the recipe.
+VENV_BROKEN := $(if $(wildcard $(STAMP)),$(shell $(call version_ok,$(BIN)/python) || echo broken))
+
+$(STAMP): pyproject.toml $(if $(VENV_BROKEN),FORCE)
+	@$(call version_ok,$(PYTHON)) || { echo "pi-companion needs Python 3.11 or newer: '$(PYTHON) --version' says '$$($(PYTHON) --version 2>&1 | head -1)'; run make with PYTHON=python3.11 (or newer)" >&2; exit 1; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "pi-companion: '$(PYTHON)' has no working venv module (Debian/Ubuntu: apt install python3-venv)" >&2; exit 1; }
+	@if [ ! -f $(STAMP) ] || [ -n "$(VENV_BROKEN)" ]; then rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -51,6 +60,8 @@ install:
 
 uninstall:
 	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash systemd/install.sh --uninstall
+
+FORCE:
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,47 @@
+"""The command line: version, flag errors as usage errors (exit 2) naming the flag, games in --help."""
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+from pi_companion.cli import main
+
+
+def run(capsys, *argv):
+    try:
+        rc = main(list(argv))
+    except SystemExit as stop:
+        rc = stop.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(capsys, flag):
+    rc, out, _ = run(capsys, flag)
+    assert rc == 0 and out.strip() == f"pi-companion {importlib.metadata.version('pi-companion')}"
+
+
+def test_help_lists_the_games(capsys):
+    for argv in (["--help"], ["simulate", "--help"]):
+        rc, out, _ = run(capsys, *argv)
+        assert rc == 0
+        for line in ("grab-bag", "Hands Up! (2-8 players)", "hold-your-breath"):
+            assert line in out
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["simulate", "--game", "nope"], "--game"),
+    (["simulate", "--game", "grab-bag", "--players", "A,B,C,D,E"], "--players"),
+    (["simulate", "--players", "A,B,C,D,E"], "--players"),     # the config's game (grab-bag)
+    (["simulate", "--players", "A,A"], "--players"),
+    (["simulate", "--players", "A"], "--players"),
+    (["run", "--game", "hands-up", "--players", "A,B,C,D,E,F,G,H,I"], "--players"),
+    (["simulate", "--pins", "auto"], "--pins"),                  # simulate drives mock pins only
+    (["simulate", "--display", "ssd1306"], "--display"),
+])
+def test_flag_errors_are_usage_errors_naming_the_flag(capsys, argv, flag):
+    rc, out, err = run(capsys, *argv, "--config", "/nonexistent")
+    assert rc == 2 and out == ""
+    assert f"error: argument {flag}" in err and "config names" not in err
