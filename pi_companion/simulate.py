@@ -130,7 +130,9 @@ class KeyPad:
 
     def player(self, digit: str) -> int | None:
         """The player button number for a digit key, if this game has that player."""
-        return int(digit) if digit.isdigit() and 1 <= int(digit) <= self.n else None
+        if digit.isdigit() and 1 <= int(digit) <= self.n and f"P{digit}" in self.pins:
+            return int(digit)
+        return None
 
     def key(self, key: str, now: float | None = None) -> bool:
         """Act on one key read at `now`; False for an unknown key (or a player the game lacks)."""
@@ -172,8 +174,14 @@ def eight_player_pins(pins: dict[str, int]) -> dict[str, int]:
     """The packaged 8-player pin map under the config's own [pins] entries (P5-P8 get buttons)."""
     import tomllib
     from importlib import resources
+    from .hw.pinmap import PinMapError, load_pinmap
     text = resources.files("pi_companion").joinpath("data/pinmap-8players.toml").read_text()
-    return {**tomllib.loads(text)["pins"], **pins}
+    merged = {**tomllib.loads(text)["pins"], **pins}
+    try:
+        load_pinmap(overrides=merged)
+    except PinMapError:                  # the config moved a pin onto P5-P8's: keep the config's
+        return dict(pins)
+    return merged
 
 
 def simulate(args: Any) -> int:
@@ -322,6 +330,8 @@ class Emulator:
             keys.append((ch if isinstance(ch, str) else self.curses.keyname(ch).decode(), now))
 
     def unknown(self, key: str) -> str:
+        if key.isdigit() and 1 <= int(key) <= min(self.pad.n, 8):
+            return f"player {key} has no button in this pin map (see hardware/pinmap-8players.toml)"
         if key.isdigit() and 1 <= int(key) <= 8:
             return f"no player {key}: this game has {self.pad.n} players"
         return f"unknown key {key!r}: the keys are listed below"

@@ -83,6 +83,10 @@ def test_eight_players_get_keys_5_to_8(mock_factory):
     pad.run_due()
     assert mock_factory.pin(pins["P8"]).state == 0
     assert eight_player_pins({"P5": 9})["P5"] == 9           # the config's own [pins] win
+    clash = {"P1": pins["P5"]}                               # the config put P1 on P5's pin
+    assert eight_player_pins(clash) == clash                 # no 8-player map rather than a crash
+    pad = KeyPad(mock_factory, load_pinmap(overrides=clash), 8)
+    assert not pad.key("5")                                  # no pin: an unknown key, said so
 
 
 def test_status_messages_and_sounds_expire():
