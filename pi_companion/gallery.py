@@ -1,6 +1,7 @@
 """`make screenshots`: every documented scenario's screens, drawn by the real screen code on luma's dummy device.
 
-Each scenario in docs/scenarios is replayed; the frame after its last event (and the menu,
+Each scenario in docs/scenarios is replayed; the frame after its last event (or at its SHOT_AT
+time, where the scenario goes on past what its name shows), and the menu,
 rules card and button test of each game) is saved scaled up, nearest neighbour, as a PNG.
 """
 from __future__ import annotations
@@ -19,6 +20,8 @@ from .replay import load_scenario
 from .ui.screens import render
 
 SCALE = 4
+# Scenarios whose picture is taken before their end (seconds): the name says what it shows.
+SHOT_AT = {"hold-your-breath-descent": 13.0}
 
 
 def scenario_engines(folder: Path) -> Iterator[tuple[str, Engine]]:
@@ -28,9 +31,14 @@ def scenario_engines(folder: Path) -> Iterator[tuple[str, Engine]]:
             continue
         scenario = load_scenario(json.loads(path.read_text()))
         engine = Engine(registry.get(scenario.game), scenario.players, scenario.options, scenario.seed)
+        stop = SHOT_AT.get(path.stem)
         for event in scenario.events:
+            if stop is not None and event.t > stop:
+                break
             engine.feed(event)
-        if scenario.end is not None:
+        if stop is not None:
+            engine.advance(stop)
+        elif scenario.end is not None:
             engine.advance(scenario.end)
         yield path.stem, engine
 

@@ -51,7 +51,11 @@ def text_boxes(monkeypatch):
     original = ImageDraw.ImageDraw.text
 
     def text(self, xy, text, fill=None, font=None, *args, **kwargs):
-        boxes.append((text, self.textbbox(xy, text, font=font)))
+        # The ink box, with its bottom taken down to the line's descent: a line whose descender
+        # room runs off the bottom edge cuts the 'g' or 'y' of the next name shown there.
+        x0, y0, x1, y1 = self.textbbox(xy, text, font=font)
+        ascent, descent = font.getmetrics()
+        boxes.append((text, (x0, y0, x1, max(y1, int(xy[1]) + ascent + descent))))
         return original(self, xy, text, fill, font, *args, **kwargs)
 
     monkeypatch.setattr(ImageDraw.ImageDraw, "text", text)

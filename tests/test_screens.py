@@ -68,3 +68,10 @@ def test_the_buzz_screen_shows_name_and_margin():
     buzz = render(engine)
     assert buzz.tobytes() != plain.tobytes()
     assert engine.table.last_buzz.ordered()[1] == (2, 12.0)
+
+
+def test_each_scenario_picture_shows_what_its_name_says():
+    from pi_companion.gallery import scenario_engines
+    shots = dict(scenario_engines(DOCS))
+    assert shots["hold-your-breath-descent"].game.phase.startswith("descent")
+    assert shots["hold-your-breath-surface-win"].game.phase == "over"

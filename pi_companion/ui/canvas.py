@@ -81,8 +81,20 @@ def banner(draw: ImageDraw.ImageDraw, text: str, y: int = 52) -> None:
     text = clip(text, WIDTH - 4, size)
     l, top, r, bottom = bbox(text, size)
     room = HEIGHT - y
-    draw.text(((WIDTH - (r - l)) // 2 - l, y + (room - (bottom - top)) // 2 - top), text,
-              font=font(size), fill=0)
+    origin = min(y + (room - (bottom - top)) // 2 - top, HEIGHT - line_height(size))
+    draw.text(((WIDTH - (r - l)) // 2 - l, origin), text, font=font(size), fill=0)
+
+
+def line_height(size: int) -> int:
+    """Ascent plus descent: the rows a line of text needs, descenders included."""
+    ascent, descent = font(size).getmetrics()
+    return int(ascent + descent)
+
+
+def foot_y(text: str, size: int = 9) -> int:
+    """The ink top that puts `text`'s line, descender room included, on the bottom rows."""
+    _, top, _, _ = bbox(text, size)
+    return HEIGHT - line_height(size) + top
 
 
 def short_name(name: str, length: int = 3) -> str:

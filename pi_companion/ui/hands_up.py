@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .canvas import HEIGHT, WIDTH, bbox, centred, fitted, left, right, text_width
+from .canvas import HEIGHT, WIDTH, bbox, centred, fitted, foot_y, left, right, text_width
 
 RESULT_S = 2.5          # a judgement's result stays up at least this long (longer at slow beats)
 LABEL_W = 10            # the row-icon column of the flipping screen
@@ -21,12 +21,6 @@ def name_fit(name: str, width: int, size: int) -> str:
         if text_width(name[:end], size) <= width:
             return name[:end]
     return name[:1]
-
-
-def foot_y(text: str, size: int = 9) -> int:
-    """The top that puts `text`'s lowest ink (descenders too) on the bottom row."""
-    _, top, _, bottom = bbox(text, size)
-    return HEIGHT - (bottom - top)
 
 
 def digit_height(size: int) -> int:

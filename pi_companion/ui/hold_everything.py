@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..games.hold_everything import CARDS, COLOURS, PER_PLAYER, HoldEverything, rolling_face
-from .canvas import WIDTH, bbox, centred, clip, font, left, right
+from .canvas import HEIGHT, WIDTH, bbox, centred, clip, font, foot_y, left, line_height, right
 
 PIPS = {1: ((1, 1),), 2: ((0, 0), (2, 2)), 3: ((0, 0), (1, 1), (2, 2)),
         4: ((0, 0), (2, 0), (0, 2), (2, 2)), 5: ((0, 0), (2, 0), (1, 1), (0, 2), (2, 2)),
@@ -26,7 +26,8 @@ def strip(draw: Any, text: str, y: int = 53) -> None:
     draw.rectangle((0, y, WIDTH - 1, 63), fill=1)
     text = clip(text, WIDTH - 4, 9)
     l, top, r, _ = bbox(text, 9)
-    draw.text(((WIDTH - (r - l)) // 2 - l, y + 1 - top), text, font=font(9), fill=0)
+    draw.text(((WIDTH - (r - l)) // 2 - l, min(y + 1 - top, HEIGHT - line_height(9))), text,
+              font=font(9), fill=0)
 
 
 def footer(draw: Any, state: HoldEverything) -> None:
@@ -48,7 +49,7 @@ def draw_setup(draw: Any, state: HoldEverything) -> None:
     if state.warning:
         strip(draw, f"too few: {len(state.objects)} of {PER_PLAYER * state.n} objects")
     else:
-        centred(draw, 54, "dial/button: next  YES: play", 9)
+        centred(draw, foot_y("dial/button: next  YES: play"), "dial/button: next  YES: play", 9)
 
 
 def draw_turn(draw: Any, state: HoldEverything) -> None:
@@ -75,7 +76,7 @@ def draw_colour(draw: Any, state: HoldEverything) -> None:
     if state.dropper is not None or state.last_drop:
         footer(draw, state)
     else:
-        centred(draw, 54, f"{COLOURS[choice]} card: YES", 9)
+        centred(draw, foot_y(f"{COLOURS[choice]} card: YES"), f"{COLOURS[choice]} card: YES", 9)
 
 
 def draw_stack(draw: Any, state: HoldEverything) -> None:

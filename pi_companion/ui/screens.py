@@ -51,9 +51,9 @@ def draw_menu(draw: Any, menu: Any) -> None:
         title = f"{menu.card_title} {menu.top + 1}-{min(menu.top + CARD_LINES, len(menu.card))}/" \
                 f"{len(menu.card)}" if more else menu.card_title
         centred(draw, 0, title, 10)
-        draw.line((0, 12, 127, 12), fill=1)
+        draw.line((0, 11, 127, 11), fill=1)
         for i, line in enumerate(menu.card[menu.top:menu.top + CARD_LINES]):
-            left(draw, 1, 14 + i * 10, line, 9)
+            left(draw, 1, 13 + i * 10, line, 9)
         return
     centred(draw, 0, "MENU", 10)
     draw.line((0, 12, 127, 12), fill=1)
