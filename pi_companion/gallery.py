@@ -2,7 +2,7 @@
 
 Each scenario in docs/scenarios is replayed; the frame after its last event (or at its SHOT_AT
 time, where the scenario goes on past what its name shows), and the menu,
-rules card and button test of each game) is saved scaled up, nearest neighbour, as a PNG.
+rules card and button test of each game, is saved scaled up, nearest neighbour, as a PNG.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import replay, scenario, tap
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import (Dial, Edge, HallCounts, HallLevel, HallStep, Judge, MenuChoice,
-                                      PlayerPress, PuckStatus, Sound, Tick)
+                                      PlayerPress, PuckReset, PuckStatus, Sound, Tick)
 from pi_companion.games import brain_bank as bb
 from pi_companion.games import round_guide as rg
 from pi_companion.games.all_wound_up import GAME, bank_actions, cursor, verdict_of
@@ -243,11 +243,11 @@ def test_dial_limits_and_lock():
 
 def test_sounds_target_overshoot_and_verdicts():
     _, heard = sounds_of(tap("P1", 1.0) + wind(6) + tap("YES", 3.0))
-    assert heard == ["tick", "target", "overshoot", "wrong"]
+    assert heard == ["buzz", "target", "overshoot", "wrong"]
     _, heard = sounds_of(tap("P1", 1.0) + wind(4), end=9)
-    assert heard == ["tick", "target", "correct"]
+    assert heard == ["buzz", "target", "correct"]
     _, heard = sounds_of(tap("P1", 1.0) + wind(2) + tap("YES", 3.0))
-    assert heard == ["tick", "wrong"]
+    assert heard == ["buzz", "wrong"]
 
 
 def test_target_sound_comes_exactly_when_the_count_reaches_it():
@@ -414,6 +414,9 @@ def test_black_and_green_change_the_target_from_the_bank_screen():
     assert state.screen == "bank" and cursor(state).colour == bb.BLACK
     state = fold(state, Judge(2.0, "yes"))
     assert state.check.target == 1 and state.bank.held[0] == (0, 0, 2, 0, 0)
+    assert cursor(state) is None                       # stays on the black just spent
+    assert fold(state, Judge(2.05, "yes")) == state    # a second YES does nothing else
+    state = fold(state, Dial(2.08, 1))
     assert cursor(state).colour == bb.GREEN
     state = fold(state, Judge(2.1, "yes"), Judge(2.2, "yes"))
     assert state.check.target == 3 and state.bank.supply[bb.GREEN] == 5
@@ -733,3 +736,80 @@ def test_undo_after_the_settle_time_keeps_the_check_open_for_a_fresh_settle():
     assert r["phase"] == "idle" and r["attempts"][-1]["verdict"] == "exact"
     r = play(events, end=8.4)
     assert r["phase"] == "winding"
+
+
+# ---- play-test fixes: live screen, fair opening, reopening, the bank's focus, the gate ----
+
+def winding_texts(steps: int, **options: Any) -> tuple[str, list[str]]:
+    """The live status line and the sounds heard after P1 winds `steps` quarter turns (target 1)."""
+    from pi_companion.ui.all_wound_up import winding_status
+    engine, heard = sounds_of(tap("P1", 1.0) + wind(steps), **({"options": options} if options else {}))
+    return winding_status(engine.game), heard
+
+
+def test_live_screen_says_on_target_only_at_exactly_four_n_steps():
+    status = {steps: winding_texts(steps) for steps in (3, 4, 5)}
+    assert status[3][0] == "0.25 to go" and "target" not in status[3][1]
+    assert status[4][0] == "on target: stop!" and status[4][1][-1] == "target"
+    assert status[5][0] == "TOO MANY: 0.25 over" and status[5][1][-1] == "overshoot"
+
+
+def test_tolerance_is_for_the_verdict_only_and_the_verdict_screen_shows_the_quarters(text_boxes):
+    from pi_companion.ui.screens import render
+    engine, heard = sounds_of(tap("P1", 1.0) + wind(5), end=9)
+    assert engine.game.attempts[-1].verdict == "exact" and heard[-1] == "correct"
+    assert "overshoot" in heard            # the warning came at 1.25, as the screen said
+    render(engine)
+    drawn = [text for text, _ in text_boxes]
+    assert "Ada: 1.25 of 1" in drawn and "0.25 over: in tolerance" in drawn
+
+
+def test_the_earliest_edge_opens_the_check_not_the_first_delivered():
+    events = [{"t": 1.0010, "press": "P2"}, {"t": 1.0000, "press": "P1"},
+              {"t": 1.05, "release": "P1"}, {"t": 1.06, "release": "P2"}]
+    r = play(events)
+    assert r["check"]["player"] == "Ada"
+    assert r["last_buzz"]["order"] == [{"player": "Ada", "after_ms": 0.0},
+                                       {"player": "Ben", "after_ms": 1.0}]
+
+
+def test_a_settled_check_opens_again_for_the_next_press():
+    r = play(tap("P1", 1.0) + wind(4) + tap("P2", 5.0) + wind(8, 6.0), end=12)
+    assert [(a["player"], a["verdict"]) for a in r["attempts"]] == [("Ada", "exact"), ("Ben", "too-many")]
+
+
+def test_no_on_a_settle_verdict_reopens_the_check_with_what_was_wound_since():
+    table = Turntable()
+    events = tap("P2", 1.0) + table.moves(2.0, [1, 1])          # Ben pauses 2 s: too few
+    events += table.moves(4.0, [1, 1]) + tap("NO", 4.5)        # ... he was still winding
+    r = play(events, end=9)
+    assert [(a["player"], a["steps"], a["verdict"]) for a in r["attempts"]] == [("Ben", 4, "exact")]
+    undone = play(events + long_press("NO", 9.0), end=11)      # undo: back to the settle verdict
+    assert [(a["player"], a["steps"], a["verdict"]) for a in undone["attempts"]] == [("Ben", 2, "too-few")]
+
+
+def test_no_after_a_void_check_reopens_nothing():
+    state = fold(fresh(), PlayerPress(1.0, 0), HallStep(1.5, 1, False))
+    state, _ = GAME.step(state, PuckReset(2.0))
+    assert fold(state, Judge(3.0, "no")) == state
+
+
+def test_a_settle_verdict_waits_while_the_bank_is_open():
+    events = tap("P1", 1.0) + wind(4) + long_press("YES", 2.5)   # bank open before the settle
+    r = play(events, end=8)
+    assert r["screen"] == "bank" and r["phase"] == "winding" and r["attempts"] == []
+    r = play(events + tap("NO", 8.0), end=9.0)                  # closed: the wait starts afresh
+    assert r["phase"] == "winding"
+    r = play(events + tap("NO", 8.0), end=9.6)
+    assert r["screen"] == "main" and [a["verdict"] for a in r["attempts"]] == ["exact"]
+
+
+def test_the_gate_ends_the_game_with_a_winner_screen(text_boxes):
+    hold = [{"t": 2.0, "press": "P2"}, {"t": 4.5, "release": "P2"}]
+    asked = play(hold)
+    assert asked["claim"] == "Ben" and asked["over"] is False and asked["check"] is None
+    r = play(hold + tap("YES", 5.0))
+    assert r["over"] is True and r["winners"] == ["Ben"] and r["phase"] == "over"
+    assert play(hold + tap("YES", 5.0) + tap("P1", 6.0) + wind(4, 6.5))["attempts"] == []
+    assert play(hold + tap("NO", 5.0))["claim"] is None
+    assert play(hold + tap("YES", 5.0) + long_press("NO", 6.0))["over"] is False

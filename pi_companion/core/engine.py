@@ -285,11 +285,13 @@ class Engine:
                 window.presses[player] = t
             return
         table = self.table
-        if table.judging and table.last_buzz is not None:
+        eligible = self.rules.buzzers(self.game)
+        if table.judging and table.last_buzz is not None and not eligible:
             if player in table.eligible:
                 self.table = replace(table, last_buzz=table.last_buzz.with_press(player, t))
             return
-        eligible = self.rules.buzzers(self.game)
+        # A game that takes buzzes again has finished with the last one (All Wound Up: a check
+        # closed by its settle timer, not by a judgement): this press opens the next window.
         if player in eligible:
             self.window = Window(self.clock + self.rules.settle_s(self.game), eligible, {player: t})
             self._step(BuzzOpened(self.clock))

@@ -1,11 +1,14 @@
 """All Wound Up: the wind check on the turntable's hall sensors, plus the Brain-token bank and round guide.
 
 Wind check (replay contract): in `idle` a player's press opens a check for them (`winding`, target
-1 turn); the encoder sets the target (0 to `max_target`) until the first hall step; steps count
+1 turn; two presses within the engine's settle window: the earliest edge wins); the encoder sets the target (0 to `max_target`) until the first hall step; steps count
 net from the opening (4 per turn, `direction` counted positive); the check closes on short YES or
 when `settle_ms` passes with no hall edge after at least one step. Verdict: `exact` when
 |steps - 4 * target| <= `tolerance_steps`, else `too-few` / `too-many`. Short NO cancels the
-check without a verdict; a puck reset makes it `void`.
+check without a verdict; a puck reset makes it `void`. The live screen and the `target` beep say
+"on target" at exactly 4N steps; the tolerance (sensor jitter) is applied to the verdict only.
+Short NO on a verdict reopens that check (he is still winding); a player's button held 2 s
+claims the gate, YES confirms: the game is over.
 
 The bank and the guide are screens over the game (`screen`), never phases: see
 docs/games/all-wound-up.md for their controls.
@@ -16,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from ..core import rand
-from ..core.events import (Action, Dial, HallStep, Judge, MenuChoice, PlayerPress, PuckReset, Sound, Tick,
-                           Undone, Verdict)
+from ..core.events import (Action, Buzz, Dial, HallStep, Judge, MenuChoice, PlayerHold, PlayerPress,
+                           PuckReset, Sound, Tick, Undone, Verdict)
 from . import brain_bank as bb
 from . import round_guide as rg
 from .base import NO_EFFECTS, Effects, Game, check_known, opt_choice, opt_int, opt_player
@@ -44,6 +47,7 @@ class Attempt:
     steps: int
     verdict: str                     # exact | too-few | too-many | void
     missed: int = 0
+    last_edge: float | None = None   # the check's last hall edge, for reopening it
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,10 @@ class AllWoundUp:
     ask: Ask | None = None
     shown: Pick | None = None            # a pick result on the bank screen until the next input
     picks: tuple[Pick, ...] = ()
+    used: BankAction | None = None       # the bank action just done: the cursor stays on it
+    since: int = 0                       # net steps wound since the last check closed (for reopening)
+    claim: int | None = None             # a player says they crossed the gate: YES confirms
+    winner: int | None = None            # the first across the gate: the game is over
 
     @property
     def n(self) -> int:
@@ -98,6 +106,8 @@ class AllWoundUp:
 
     @property
     def phase(self) -> str:
+        if self.winner is not None:
+            return "over"
         return "idle" if self.check is None else "winding"
 
 
@@ -126,10 +136,16 @@ class AllWoundUpGame(Game):
     # ---- engine hooks ----
 
     def is_over(self, state: AllWoundUp) -> bool:
-        return False
+        return state.winner is not None
+
+    def buzzers(self, state: AllWoundUp) -> frozenset[int]:
+        """Who may open a check: everyone, while none is open and no screen takes the buttons."""
+        if state.check is not None or state.screen == "bank" or state.claim is not None or state.winner is not None:
+            return frozenset()
+        return frozenset(range(state.n))
 
     def next_timer(self, state: AllWoundUp) -> float | None:
-        return settle_due(state)
+        return None if state.screen == "bank" else settle_due(state)
 
     def lit(self, state: AllWoundUp) -> frozenset[int]:
         if state.screen == "bank":
@@ -137,6 +153,10 @@ class AllWoundUpGame(Game):
             return frozenset() if chosen is None else frozenset({chosen.player})
         if state.screen == "guide":
             return frozenset(rg.current(state.guide).order[:1])
+        if state.winner is not None:
+            return frozenset({state.winner})
+        if state.claim is not None:
+            return frozenset({state.claim})
         return frozenset() if state.check is None else frozenset({state.check.player})
 
     def menu_items(self, state: AllWoundUp) -> tuple[tuple[str, str], ...]:
@@ -151,9 +171,13 @@ class AllWoundUpGame(Game):
 
     def rules_card(self) -> tuple[str, ...]:
         return ("Press your button, dial", "the card's turns, wind.", "Stop or YES: verdict;",
-                "NO cancels. Hold YES:", "tokens; YES: the guide")
+                "NO cancels. NO on a", "verdict: wind on. Hold", "YES: tokens; YES: guide.",
+                "Hold your button 2s:", "I crossed the gate.")
 
     def undo_label(self, state: AllWoundUp, verdict: Verdict) -> str:
+        if state.claim is not None:
+            who = state.players[state.claim]
+            return f"{who} wins" if verdict == "yes" else f"{who}'s claim dismissed"
         if state.screen == "bank":
             return _bank_label(state, verdict)
         if state.screen == "guide":
@@ -163,11 +187,21 @@ class AllWoundUpGame(Game):
         if state.check is not None:
             who = state.players[state.check.player]
             return f"verdict for {who}" if verdict == "yes" else f"{who}'s check cancelled"
+        if verdict == "no" and state.attempts:
+            return f"reopening {state.players[state.attempts[-1].player]}'s check"
         return "opening the guide"
 
     # ---- the fold ----
 
     def step(self, state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
+        if state.winner is not None:
+            return state, NO_EFFECTS
+        if state.claim is not None and not isinstance(action, (HallStep, Tick, PuckReset, Undone)):
+            return _claim_step(state, action)
+        if isinstance(action, PlayerHold):
+            return _claim(state, action.player), NO_EFFECTS
+        if isinstance(action, Buzz):
+            return _open_check(state, action.player) if state.check is None else (state, NO_EFFECTS)
         if isinstance(action, HallStep):
             return _hall(state, action)
         if isinstance(action, Tick):
@@ -187,8 +221,8 @@ class AllWoundUpGame(Game):
     def report(self, state: AllWoundUp) -> dict[str, Any]:
         names = state.players
         return {
-            "over": False,
-            "winners": [],
+            "over": state.winner is not None,
+            "winners": [] if state.winner is None else [state.winner],
             "phase": state.phase,
             "attempts": [_attempt_json(state, a) for a in state.attempts],
             "check": None if state.check is None else _check_json(state, state.check),
@@ -201,19 +235,56 @@ class AllWoundUpGame(Game):
                        "hand": p.hand} for p in state.picks],
             "guide": _guide_json(state),
             "direction": state.direction,
+            "claim": None if state.claim is None else names[state.claim],
         }
 
 
 # ---- the wind check ----
 
+def _claim_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
+    """"Ada crossed the gate?" on screen: YES ends the game, NO dismisses; the wind check waits."""
+    if isinstance(action, Judge) and action.verdict == "yes":
+        return replace(state, winner=state.claim, claim=None, check=None), NO_EFFECTS
+    if isinstance(action, Judge) and action.verdict == "no":
+        return replace(state, claim=None), NO_EFFECTS
+    return state, NO_EFFECTS
+
+
+def _claim(state: AllWoundUp, player: int) -> AllWoundUp:
+    """A button held 2 s: "I crossed the gate". The press that began the hold opened a check for
+    them; with nothing wound yet it was no wind, so it goes."""
+    check = state.check
+    if check is not None and check.player == player and not check.stepped:
+        check = None
+    return replace(state, claim=player, check=check, screen="main", ask=None, shown=None)
+
+
+def _net(state: AllWoundUp, step: HallStep) -> int:
+    return step.delta if state.direction == "cw" else -step.delta
+
+
 def _open_check(state: AllWoundUp, player: int) -> tuple[AllWoundUp, Effects]:
-    return replace(state, check=Check(player), screen="main", ask=None, shown=None), (Sound("tick"),)
+    """The engine's fair first press chose `player` (and played their buzz): their check opens."""
+    return replace(state, check=Check(player), screen="main", ask=None, shown=None, since=0), NO_EFFECTS
+
+
+def _reopen(state: AllWoundUp, t: float) -> tuple[AllWoundUp, Effects]:
+    """NO on a verdict: "he is still winding". The last check opens again with its target and its
+    count, plus the steps wound since it closed; its settle wait starts afresh."""
+    if not state.attempts or state.attempts[-1].verdict == "void":
+        return state, NO_EFFECTS
+    last = state.attempts[-1]
+    steps = last.steps + state.since
+    check = Check(last.player, last.target, steps, stepped=True, missed=last.missed,
+                  last_edge=t if last.last_edge is None else max(last.last_edge, t))
+    return replace(state, check=check, attempts=state.attempts[:-1], since=0), (Sound("tick"),)
 
 
 def _hall(state: AllWoundUp, step: HallStep) -> tuple[AllWoundUp, Effects]:
     check = state.check
     if check is None:
-        return state, NO_EFFECTS
+        delta = _net(state, step)
+        return (replace(state, since=state.since + delta), NO_EFFECTS) if delta else (state, NO_EFFECTS)
     last = step.t if check.last_edge is None else max(check.last_edge, step.t)
     missed = 1 if step.invalid else 0
     delta = step.delta if state.direction == "cw" else -step.delta
@@ -226,14 +297,22 @@ def _hall(state: AllWoundUp, step: HallStep) -> tuple[AllWoundUp, Effects]:
 
 
 def _crossing_sounds(state: AllWoundUp, before: int, after: int, target: int) -> Effects:
-    """`target` the moment the count reaches the target, `overshoot` the moment it passes the tolerance."""
-    goal, limit = STEPS_PER_TURN * target, STEPS_PER_TURN * target + state.tolerance
+    """`target` the moment the count reaches the target, `overshoot` the moment it goes past it:
+    the same points as the live screen's "on target" and "TOO MANY" (the tolerance is for the
+    verdict only)."""
+    goal = STEPS_PER_TURN * target
     sounds: list[Sound] = []
     if before < goal <= after:
         sounds.append(Sound("target"))
-    if before <= limit < after:
+    if before <= goal < after:
         sounds.append(Sound("overshoot"))
     return tuple(sounds)
+
+
+def live_status(steps: int, target: int) -> str:
+    """What the live screen says of a count: `short`, `on` (exactly 4N steps) or `over`."""
+    goal = STEPS_PER_TURN * target
+    return "on" if steps == goal else "short" if steps < goal else "over"
 
 
 def verdict_of(steps: int, target: int, tolerance: int) -> str:
@@ -248,9 +327,9 @@ def _close(state: AllWoundUp, verdict: str | None = None) -> tuple[AllWoundUp, E
     check = state.check
     assert check is not None
     verdict = verdict or verdict_of(check.steps, check.target, state.tolerance)
-    attempt = Attempt(check.player, check.target, check.steps, verdict, check.missed)
-    closed = replace(state, check=None, attempts=state.attempts + (attempt,), screen="main",
-                     ask=None, shown=None)
+    attempt = Attempt(check.player, check.target, check.steps, verdict, check.missed, check.last_edge)
+    closed = replace(state, check=None, attempts=state.attempts + (attempt,), since=0,
+                     screen="main" if state.screen != "bank" else "bank")
     if verdict == "void":
         return closed, NO_EFFECTS
     return closed, (Sound("correct" if verdict == "exact" else "wrong"),)
@@ -302,7 +381,7 @@ def _main_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
         if action.verdict == "special":
             return _open_screen(state, "bank"), NO_EFFECTS
         if check is None:
-            return (_open_screen(state, "guide"), NO_EFFECTS) if action.verdict == "yes" else (state, NO_EFFECTS)
+            return (_open_screen(state, "guide"), NO_EFFECTS) if action.verdict == "yes" else _reopen(state, action.t)
         if action.verdict == "yes":
             return _close(state)
         return replace(state, check=None), NO_EFFECTS
@@ -315,7 +394,8 @@ def _open_screen(state: AllWoundUp, key: str) -> AllWoundUp:
     if key != "bank":
         return state
     start = None if state.check is None else _first_for(state, state.check.player)
-    return replace(state, screen="bank", selected=start or _first_for(state, 0), ask=None, shown=None)
+    return replace(state, screen="bank", selected=start or _first_for(state, 0), ask=None, shown=None,
+                   used=None)
 
 
 # ---- the bank screen ----
@@ -357,9 +437,13 @@ def _first_for(state: AllWoundUp, player: int) -> BankAction | None:
 
 
 def cursor(state: AllWoundUp) -> BankAction | None:
-    """The selected action if it is still possible, else the same player's first, else any."""
+    """The selected action if it is still possible, else the same player's first, else any.
+    The action just done stays the cursor even when it is no longer possible (YES then does
+    nothing): a second YES never does something else."""
     if state.selected is not None and state.selected in all_actions(state):
         return state.selected
+    if state.used is not None:
+        return None
     return _first_for(state, 0 if state.selected is None else state.selected.player)
 
 
@@ -392,11 +476,11 @@ def _bank_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
     if state.ask is not None:
         return _ask_step(state, action), NO_EFFECTS
     if isinstance(action, Dial):
-        return replace(state, selected=_moved_cursor(state, action.delta)), NO_EFFECTS
+        return replace(state, selected=_moved_cursor(state, action.delta), used=None), NO_EFFECTS
     if isinstance(action, PlayerPress):
-        return replace(state, selected=_first_for(state, action.player)), NO_EFFECTS
+        return replace(state, selected=_first_for(state, action.player), used=None), NO_EFFECTS
     if isinstance(action, Judge) and action.verdict == "no":
-        return replace(state, screen="main"), NO_EFFECTS
+        return replace(_settle_from(state, action.t), screen="main", used=None), NO_EFFECTS
     if isinstance(action, Judge) and action.verdict == "yes":
         chosen = cursor(state)
         return (state, NO_EFFECTS) if chosen is None else (_do(state, chosen), NO_EFFECTS)
@@ -406,27 +490,44 @@ def _bank_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
 def _moved_cursor(state: AllWoundUp, delta: int) -> BankAction | None:
     every = all_actions(state)
     chosen = cursor(state)
-    if not every or chosen is None:
+    if not every:
         return None
+    if chosen is None and state.used is not None:
+        # From the spot where the action just done was: the next (or previous) one after it.
+        mark = _order(state.used)
+        after = [a for a in every if _order(a) > mark]
+        before = [a for a in every if _order(a) < mark]
+        return (after + before)[0] if delta > 0 else (before or after)[-1]
+    if chosen is None:
+        return every[0]
     return every[(every.index(chosen) + delta) % len(every)]
+
+
+def _order(act: BankAction) -> tuple[int, int, int, int]:
+    """An action's place in the screen order of `bank_actions` (player by player)."""
+    if act.kind == "spend":
+        rank = 0 if act.colour in (bb.BLACK, bb.GREEN) else 3 if act.colour == bb.PURPLE else 5
+    else:
+        rank = {"gain": 1, "upgrade": 2, "steal": 4}[act.kind]
+    return (act.player, rank, act.colour, act.victim)
 
 
 def _do(state: AllWoundUp, act: BankAction) -> AllWoundUp:
     """Carry out a bank action; the cursor stays on it while it remains possible."""
     if act.kind == "steal":
         return replace(state, ask=Ask(act.player, act.victim, max(1, state.hands[act.victim])),
-                       selected=act)
+                       selected=act, used=act)
     if act.kind == "gain":
         gained = bb.gain(state.bank, act.player)
         assert gained is not None
-        return replace(state, bank=gained[0], selected=act)
+        return replace(state, bank=gained[0], selected=act, used=act)
     if act.kind == "upgrade":
         upgraded = bb.upgrade(state.bank, act.player, act.colour)
         assert upgraded is not None
-        return replace(state, bank=upgraded[0], selected=act)
+        return replace(state, bank=upgraded[0], selected=act, used=act)
     spent = bb.spend(state.bank, act.player, act.colour)
     assert spent is not None
-    out = replace(state, bank=spent, selected=act)
+    out = replace(state, bank=spent, selected=act, used=act)
     if act.colour in (bb.BLACK, bb.GREEN) and state.check is not None:
         out = _set_target(out, state.check.target + (1 if act.colour == bb.GREEN else -1))
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..games import round_guide as rg
-from ..games.all_wound_up import STEPS_PER_TURN, AllWoundUp, action_label, cursor, verdict_of
+from ..games.all_wound_up import STEPS_PER_TURN, AllWoundUp, action_label, cursor, live_status
 from .canvas import WIDTH, centred, clip, fitted, font, left, right, short_name
 
 VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "VOID"}
@@ -16,7 +16,11 @@ COL_W = 16
 
 def draw(draw: Any, view: Any) -> None:
     state: AllWoundUp = view.game
-    if state.screen == "bank":
+    if state.winner is not None:
+        draw_winner(draw, state)
+    elif state.claim is not None:
+        draw_claim(draw, state)
+    elif state.screen == "bank":
         draw_bank(draw, state)
     elif state.screen == "guide":
         draw_guide(draw, state)
@@ -27,7 +31,23 @@ def draw(draw: Any, view: Any) -> None:
 
 
 def turns_text(steps: int) -> str:
+    """Turns to the quarter (one hall step): 0.75, 1.00, 1.25."""
     return f"{steps / STEPS_PER_TURN:.2f}"
+
+
+def draw_claim(draw: Any, state: AllWoundUp) -> None:
+    assert state.claim is not None
+    centred(draw, 2, state.players[state.claim], 16)
+    centred(draw, 22, "crossed the gate", 11)
+    centred(draw, 35, "first?", 11)
+    centred(draw, 53, "YES: wins   NO: not yet", 9)
+
+
+def draw_winner(draw: Any, state: AllWoundUp) -> None:
+    assert state.winner is not None
+    centred(draw, 0, "across the gate", 10)
+    centred(draw, 14, state.players[state.winner], 18)
+    centred(draw, 36, "WINS!", 14)
 
 
 # ---- the wind check ----
@@ -51,11 +71,11 @@ def winding_status(state: AllWoundUp) -> str:
     if not check.stepped:
         return "dial target, then wind"
     goal = STEPS_PER_TURN * check.target
-    verdict = verdict_of(check.steps, check.target, state.tolerance)
-    if verdict == "exact":
+    status = live_status(check.steps, check.target)
+    if status == "on":
         return "on target: stop!"
-    if verdict == "too-many":
-        return "TOO MANY"
+    if status == "over":
+        return f"TOO MANY: {turns_text(check.steps - goal)} over"
     return f"{turns_text(goal - check.steps)} to go"
 
 
@@ -93,8 +113,11 @@ def draw_idle(draw: Any, state: AllWoundUp) -> None:
         last = state.attempts[-1]
         centred(draw, 12, f"{state.players[last.player]}: {turns_text(last.steps)} of {last.target}", 11)
         centred(draw, 25, VERDICT_WORDS[last.verdict], 22)
+        miss = last.steps - STEPS_PER_TURN * last.target
         if last.missed:
             centred(draw, 44, f"missed edge x{last.missed}", 9)
+        elif last.verdict == "exact" and miss:
+            centred(draw, 44, f"{turns_text(abs(miss))} {'over' if miss > 0 else 'short'}: in tolerance", 9)
     else:
         centred(draw, 14, "press your", 14)
         centred(draw, 30, "button to wind", 14)
@@ -146,7 +169,9 @@ def counts_row(draw: Any, y: int, cells: tuple[str, ...]) -> None:
 def action_strip(draw: Any, state: AllWoundUp, chosen: Any) -> None:
     y = 53
     draw.rectangle((0, y, WIDTH - 1, 63), fill=1)
-    if chosen is None:
+    if chosen is None and state.used is not None:
+        text = "done; dial for more"
+    elif chosen is None:
         text = "nothing to do"
     else:
         text = f"{short_name(state.players[chosen.player], 4)} {action_label(state, chosen)}"
