@@ -73,7 +73,11 @@ def choose(engine: Engine, key: str, t: float = 1.0) -> list[Effect]:
     for i in range(keys.index(key)):
         engine.feed(Turn(t + 0.1 + i * 0.01, 1))
     engine.feed(Edge(t + 0.5, "YES", True))
-    return engine.feed(Edge(t + 0.55, "YES", False))
+    effects = engine.feed(Edge(t + 0.55, "YES", False))
+    if engine.menu is not None and engine.menu.confirm == key:      # it asks a second YES
+        engine.feed(Edge(t + 0.6, "YES", True))
+        effects += engine.feed(Edge(t + 0.65, "YES", False))
+    return effects
 
 
 def through_luma(engine: Engine) -> Image.Image:

@@ -48,7 +48,7 @@ def test_new_game_from_the_menu_starts_its_timers_from_now():
     choose(engine, "new", 100.0)                    # the beats ran meanwhile
     engine.advance(101.0)
     assert engine.report()["flips"] == 0 and engine.report()["hands"] == {"Ada": 30, "Ben": 30}
-    engine.advance(102.6)                          # the first beat, 2 s after New game
+    engine.advance(102.7)                          # the first beat, 2 s after New game (two YES)
     assert engine.report()["flips"] == 1
 
 

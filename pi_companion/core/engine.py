@@ -19,7 +19,7 @@ from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, En
                      HallCounts, HallLevel, HallStep, InputEvent, Judge, MenuChoice, PlayerHold,
                      PlayerPress, PuckReset, PuckStatus, Request, Sound, Tick, Turn, Undone,
                      Verdict)
-from .menu import Menu
+from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .quadrature import Quadrature
 
 LONG_S = {"YES": 1.0, "NO": 1.0, "MENU": 3.0}
@@ -267,6 +267,8 @@ class Engine:
         elif button in ("YES", "NO"):
             if self.menu is not None:
                 self._menu_button(button, t)
+            elif button == "YES" and self.rules.is_over(self.game):
+                self.menu = Menu(PLAY_AGAIN, confirm="new")   # game over: YES, YES plays again
             else:
                 self._judge("yes" if button == "YES" else "no", t)
 
@@ -357,15 +359,20 @@ class Engine:
             items += (("rules", "Rules card"),)
         items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
                   ("shutdown", "Shut down"), ("close", "Back to game"))
-        self.menu = Menu(items)
+        self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
 
     def _menu_button(self, button: str, t: float) -> None:
         menu = self.menu
         assert menu is not None
         if button == "NO" or menu.card:
-            self.menu = menu.back() if button == "NO" else menu
+            self.menu = None if menu.items == PLAY_AGAIN else menu.back() if button == "NO" else menu
             return
         key = menu.selected
+        if key in menu.disabled or key in self.rules.menu_disabled(self.game):
+            return                      # greyed: it keeps its place and does nothing now
+        if key in CONFIRM and menu.confirm != key:
+            self.menu = replace(menu, confirm=key)     # a second YES, so no slip ends the game
+            return
         card = self.rules.menu_card(self.game, key)
         if key == "rules":
             self.menu = menu.show_card(self.rules.title, self.rules.rules_card())

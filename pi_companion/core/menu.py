@@ -5,6 +5,9 @@ from dataclasses import dataclass, replace
 
 
 CARD_LINES = 5          # lines of a text card on screen at once
+# Entries that ask a second YES, so no slip of a child's finger throws a game away.
+CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?"}
+PLAY_AGAIN = (("new", "Play again?"),)      # YES at game over: this, waiting for its second YES
 
 
 @dataclass(frozen=True)
@@ -16,6 +19,8 @@ class Menu:
     button_test: bool = False
     dial: int = 0                               # encoder detents counted in the button test
     top: int = 0                                # first card line shown (the encoder scrolls)
+    disabled: frozenset[str] = frozenset()      # entries shown greyed: YES on them does nothing
+    confirm: str = ""                           # an entry waiting for its second YES
 
     def move(self, delta: int) -> "Menu":
         if self.button_test:
@@ -24,7 +29,7 @@ class Menu:
             return replace(self, top=max(0, min(self.top + delta, len(self.card) - CARD_LINES)))
         if not self.items:
             return self
-        return replace(self, cursor=(self.cursor + delta) % len(self.items))
+        return replace(self, cursor=(self.cursor + delta) % len(self.items), confirm="")
 
     @property
     def selected(self) -> str:
@@ -34,7 +39,9 @@ class Menu:
         return replace(self, card=lines or ("(empty)",), card_title=title)
 
     def back(self) -> "Menu | None":
-        """NO: leave a card or the button test, else close the menu."""
+        """NO: leave a card, the button test or a confirmation, else close the menu."""
+        if self.confirm:
+            return replace(self, confirm="")
         if self.card or self.button_test:
             return replace(self, card=(), card_title="", button_test=False, dial=0, top=0)
         return None

@@ -58,8 +58,13 @@ class Game:
         return frozenset()
 
     def menu_items(self, state: Any) -> tuple[tuple[str, str], ...]:
-        """Game entries for the on-box menu: (key, label); chosen ones arrive as MenuChoice."""
+        """Game entries for the on-box menu: (key, label); chosen ones arrive as MenuChoice.
+        The same entries in the same places whatever the state: see `menu_disabled`."""
         return ()
+
+    def menu_disabled(self, state: Any) -> frozenset[str]:
+        """Keys of entries that do nothing right now (shown greyed, never removed)."""
+        return frozenset()
 
     def menu_card(self, state: Any, key: str) -> tuple[str, tuple[str, ...]] | None:
         """A text card for menu entry `key` (title, lines), or None to send it as MenuChoice."""

@@ -166,9 +166,12 @@ class HandsUpGame(Game):
         return frozenset(i for i, h in enumerate(state.hands) if h > 0)
 
     def menu_items(self, state: HandsUp) -> tuple[tuple[str, str], ...]:
-        if state.manual or state.phase != "flipping":
-            return ()
         return (("resume", "Resume beats"),) if state.paused else (("pause", "Pause beats"),)
+
+    def menu_disabled(self, state: HandsUp) -> frozenset[str]:
+        if state.manual or state.phase != "flipping":
+            return frozenset({"pause", "resume"})
+        return frozenset()
 
     def rules_card(self) -> tuple[str, ...]:
         return ("Theft: diamond+thief+",

@@ -184,8 +184,10 @@ class HoldEverythingGame(Game):
         return f"drop by {who}"
 
     def menu_items(self, state: HoldEverything) -> tuple[tuple[str, str], ...]:
-        claim = (("claim", "Someone has won"),) if state.phase not in ("setup", "over") else ()
-        return claim + (("stack", "Card stack"),)
+        return (("claim", "Someone has won"), ("stack", "Card stack"))
+
+    def menu_disabled(self, state: HoldEverything) -> frozenset[str]:
+        return frozenset({"claim"}) if state.phase in ("setup", "over") else frozenset()
 
     def menu_card(self, state: HoldEverything, key: str) -> tuple[str, tuple[str, ...]] | None:
         if key != "stack":

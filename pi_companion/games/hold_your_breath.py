@@ -146,11 +146,10 @@ class HoldYourBreathGame(Game):
         return "Kraken" if state.shark == target else f"Shark on {who}"
 
     def menu_items(self, state: HoldYourBreath) -> tuple[tuple[str, str], ...]:
-        items: tuple[tuple[str, str], ...] = (("board", "Depth board"),)
-        items = (("pick", "Discard: pick a card"),) + items
-        if state.phase in ("descent", "ascent"):
-            items = (("deck", "Deck ran out"),) + items
-        return items
+        return (("deck", "Deck ran out"), ("pick", "Discard: pick a card"), ("board", "Depth board"))
+
+    def menu_disabled(self, state: HoldYourBreath) -> frozenset[str]:
+        return frozenset() if state.phase in ("descent", "ascent") else frozenset({"deck"})
 
     def menu_card(self, state: HoldYourBreath, key: str) -> tuple[str, tuple[str, ...]] | None:
         if key != "board":

@@ -87,8 +87,11 @@ def banner(draw: ImageDraw.ImageDraw, text: str, y: int = 52) -> None:
 
 def line_height(size: int) -> int:
     """Ascent plus descent: the rows a line of text needs, descenders included."""
-    ascent, descent = font(size).getmetrics()
-    return int(ascent + descent)
+    face = font(size)
+    if isinstance(face, ImageFont.FreeTypeFont):
+        ascent, descent = face.getmetrics()
+        return int(ascent + descent)
+    return int(face.getbbox("Agy")[3])         # the bitmap font: its ink is its line
 
 
 def foot_y(text: str, size: int = 9) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 from PIL import Image
 
 from . import canvas
-from ..core.menu import CARD_LINES
+from ..core.menu import CARD_LINES, CONFIRM, PLAY_AGAIN
 from .canvas import banner, centred, left, new_frame
 
 SCREENS = {
@@ -32,6 +32,8 @@ def render(view: Any) -> Image.Image:
     module.draw(draw, view)
     if view.notice:
         banner(draw, view.notice)
+    elif view.rules.is_over(view.game):
+        banner(draw, "YES: play again")
     return image
 
 
@@ -55,17 +57,33 @@ def draw_menu(draw: Any, menu: Any) -> None:
         for i, line in enumerate(menu.card[menu.top:menu.top + CARD_LINES]):
             left(draw, 1, 13 + i * 10, line, 9)
         return
+    if menu.confirm:
+        question = menu.items[0][1] if menu.items == PLAY_AGAIN else CONFIRM.get(menu.confirm, "Sure?")
+        centred(draw, 4, question, 14)
+        centred(draw, 26, "YES again: yes", 11)
+        centred(draw, 42, "NO: back", 11)
+        return
     centred(draw, 0, "MENU", 10)
     draw.line((0, 12, 127, 12), fill=1)
     first = max(0, min(menu.cursor - 2, len(menu.items) - 4))
-    for row, (_, label) in enumerate(menu.items[first:first + 4]):
+    for row, (key, label) in enumerate(menu.items[first:first + 4]):
         y = 14 + row * 12
-        if first + row == menu.cursor:
+        selected = first + row == menu.cursor
+        if selected:
             draw.rectangle((0, y - 1, 127, y + 10), fill=1)
             l, top, _, _ = canvas.bbox(label, 10)
             draw.text((4 - l, y - top), label, font=canvas.font(10), fill=0)
         else:
             left(draw, 4, y, label, 10)
+        if key in menu.disabled:
+            grey(draw, y - 1, y + 10, 0 if selected else 1)
+
+
+def grey(draw: Any, y0: int, y1: int, ink: int) -> None:
+    """A disabled menu entry: every other pixel of its row knocked out (greyed on one bit)."""
+    for y in range(y0, y1 + 1):
+        for x in range((y % 2), 128, 2):
+            draw.point((x, y), fill=1 - ink)
 
 
 def message_frame(text: str) -> Image.Image:
