@@ -67,7 +67,7 @@ def test_first_beat_comes_beat_ms_after_the_start_and_flips_one_card_each():
 def test_flips_count_only_beats_at_which_a_card_was_flipped():
     r = play([], players=["Ada", "Ben"], options={"cards": 3, "beat_ms": 1000}, end=5.5)
     assert r["hands"] == {"Ada": 0, "Ben": 0} and r["face_up"] == {"Ada": 2, "Ben": 1}
-    assert r["flips"] == 2 and r["beats"] == 5 and r["phase"] == "flipping"
+    assert r["flips"] == 2 and r["beats"] == 2 and r["phase"] == "flipping"   # then no card to flip
 
 
 def test_a_grab_stops_the_beats_when_its_settle_window_opens():
@@ -181,9 +181,16 @@ def test_classic_simultaneous_winners_after_someone_elses_false_alarm():
     assert r["hands"] == {"Ada": 5, "Ben": 0, "Cy": 0}
 
 
-def test_classic_keeps_beating_while_hands_are_empty_but_cards_are_up():
+def test_classic_stops_beating_when_no_hand_has_a_card_to_flip():
     r = play([], options={"cards": 3, "beat_ms": 1000}, end=6.0)
-    assert not r["over"] and r["flips"] == 1 and r["beats"] == 6
+    assert not r["over"] and r["flips"] == 1 and r["beats"] == 1     # the table waits for a grab
+    engine = Engine(GAME, ("Ada", "Ben", "Cy"), {"cards": 3, "beat_ms": 1000}, 1)
+    engine.advance(1.0)
+    assert engine.next_deadline() is None                            # nothing left to time
+    for event in [Edge(5.0, "P2", True), Edge(5.1, "P2", False), Edge(6.0, "NO", True),
+                  Edge(6.1, "NO", False)]:                           # a false alarm: Ben takes 3
+        engine.feed(event)
+    assert engine.report()["over"] and engine.report()["winners"] == ["Ada", "Cy"]
 
 
 def test_quick_ends_one_beat_after_the_last_hand_emptied():
@@ -222,7 +229,23 @@ def test_undo_restores_the_grab_before_the_judgement_and_its_beats():
     events = tap("P3", 2.4) + tap("YES", 3.0) + long_press("NO", 3.5)
     r = play(events, players=["Ada", "Ben", "Cy", "Di"], options={"cards": 20, "beat_ms": 1000}, end=9.0)
     assert r["phase"] == "judging" and r["grabber"] == "Cy" and r["judgements"] == []
-    assert r["hands"] == {"Ada": 3, "Ben": 3, "Cy": 3, "Di": 3} and r["flips"] == 2
+    # the theft's cards are back face up; the beat at 4.1 (before the NO was held 1 s) stays flipped
+    assert r["hands"] == {"Ada": 2, "Ben": 2, "Cy": 2, "Di": 2} and r["flips"] == 3
+    assert r["face_up"] == {"Ada": 3, "Ben": 3, "Cy": 3, "Di": 3}
+
+
+def test_undo_after_flips_reached_the_cards_the_judgement_moved_is_refused():
+    engine = Engine(GAME, ("Ada", "Ben", "Cy", "Di"), {"cards": 20, "beat_ms": 1000}, 1)
+    for event in [Edge(2.4, "P3", True), Edge(2.5, "P3", False), Edge(3.0, "YES", True),
+                  Edge(3.1, "YES", False)]:                    # 3 in each hand, Cy's theft
+        engine.feed(event)
+    engine.advance(10.0)                                        # 6 more beats: past the 3
+    before = engine.report()
+    assert before["flips"] == 8
+    engine.feed(Edge(10.5, "NO", True))
+    effects = engine.advance(11.6)
+    assert engine.notice == "cannot undo past 6 flips" and Sound("wrong") in effects
+    assert engine.report() == before and len(engine.undo_stack) == 1
 
 
 def test_undo_label_names_the_verdict_and_the_grabber():
@@ -512,3 +535,26 @@ def test_a_scenario_doc_through_the_cli():
     out = run_cli("replay", str(SCENARIOS / "hands-up-quick-ending.json"))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["winners"] == ["Ben"]
+
+
+def test_the_log_of_an_idle_box_stops_growing(mock_factory, tmp_path):
+    """Every hand empty, cards face up: no beat is due, so no `advance` line is written while idle."""
+    from pi_companion.app import Box, Wake
+    from pi_companion.config import Config
+    from pi_companion.hw.display import Display
+    from pi_companion.store import GameLog
+    config = Config(game="hands-up", players=("Ada", "Ben"), seed=1, sound=False,
+                    games={"hands-up": {"cards": 4, "beat_ms": 300}})
+    box = Box(config, mock_factory, Display(None), store=GameLog(tmp_path))
+    log = tmp_path / "current.log"
+    try:
+        lengths = []
+        for _ in range(4):
+            box.t0 -= 5.0                               # five more seconds of an idle table
+            box.queue.put(Wake())
+            box.pump()
+            lengths.append(len(log.read_text().splitlines()))
+        assert box.engine.report()["hands"] == {"Ada": 0, "Ben": 0}
+        assert lengths[1] == lengths[2] == lengths[3]
+    finally:
+        box.close()

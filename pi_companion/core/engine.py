@@ -329,7 +329,13 @@ class Engine:
         if not self.undo_stack:
             self.notice = "Nothing to undo"
             return
-        self.table, label = self.undo_stack.pop()
+        game, refusal = self.rules.undo_to(self.undo_stack[-1][0].game, self.game)
+        if refusal is not None:
+            self.notice = refusal
+            self._effects.append(Sound("wrong"))
+            return
+        table, label = self.undo_stack.pop()
+        self.table = replace(table, game=game)
         self.window = None
         self._spent_tick = None
         self._step(Undone(self.clock))

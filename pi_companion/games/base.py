@@ -73,6 +73,12 @@ class Game:
     def rules_card(self) -> tuple[str, ...]:
         return ()
 
+    def undo_to(self, before: Any, now: Any) -> tuple[Any, str | None]:
+        """The state long NO restores when the game is `now` and the last judgement was made on
+        `before`: `before` itself, unless the table has moved on in ways it cannot take back
+        (Hands Up!: cards flipped since). A reason instead refuses the undo."""
+        return before, None
+
     def undo_label(self, state: Any, verdict: Verdict) -> str:
         """What a judgement on `state` did, for the "Undone: ..." notice."""
         return {"yes": "YES", "no": "NO", "special": "long YES"}[verdict]

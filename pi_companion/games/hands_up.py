@@ -58,6 +58,7 @@ class HandsUp:
     next_beat: float | None = None
     beats: int = 0                 # every beat so far (the beat indicator)
     flips: int = 0                 # beats at which at least one card was flipped
+    flipped: Counts = ()           # cards each player has flipped in all (undo keeps the flips)
     grabber: int | None = None
     paused: bool = False
     history: tuple[Judgement, ...] = ()
@@ -183,6 +184,24 @@ class HandsUpGame(Game):
                 "(any in dark): grabber",
                 "shares own face-up cards")
 
+    def undo_to(self, before: HandsUp, now: HandsUp) -> tuple[HandsUp, str | None]:
+        """Undo takes back the judgement's card moves and keeps the flips the table has made
+        since: each player's flipped cards stay face up, out of the hand they had before the
+        judgement. Flips that reached the cards the judgement put at the bottom of a hand
+        cannot be told apart from the rest: then undo is refused."""
+        if before.manual:
+            return before, None
+        zero = (0,) * before.n
+        since = tuple(a - b for a, b in zip(now.flipped or zero, before.flipped or zero))
+        if not any(since):
+            return before, None
+        if any(s > h for s, h in zip(since, before.hands)):
+            flips = now.flips - before.flips
+            return before, f"cannot undo past {flips} flip{'s' if flips != 1 else ''}"
+        return replace(before, hands=tuple(h - s for h, s in zip(before.hands, since)),
+                       face_up=_add(before.face_up, since), flips=now.flips, beats=now.beats,
+                       flipped=now.flipped), None
+
     def undo_label(self, state: HandsUp, verdict: Verdict) -> str:
         who = state.players[state.grabber] if state.grabber is not None else "nobody"
         return f"{VERDICT_NAMES[verdict].replace('-', ' ')} for {who}"
@@ -273,8 +292,17 @@ def _beat(state: HandsUp, t: float) -> tuple[HandsUp, Effects]:
     state = replace(state, hands=tuple(h - f for h, f in zip(state.hands, flipped)),
                     face_up=_add(state.face_up, flipped),
                     flips=state.flips + (1 if any(flipped) else 0),
-                    next_beat=_beat_at(t, state.beat_ms))
+                    flipped=_add(state.flipped or (0,) * state.n, flipped))
+    state = replace(state, next_beat=_next_beat(state, t))
     return _check_classic_end(state), (Sound("tick"),)
+
+
+def _next_beat(state: HandsUp, t: float) -> float | None:
+    """The beat after `t`; none while no hand has a card to flip (classic: the table waits for a
+    grab, and an idle box neither ticks nor logs). Quick still needs its one final beat."""
+    if state.mode == "classic" and _hands_empty(state):
+        return None
+    return _beat_at(t, state.beat_ms)
 
 
 def _check_classic_end(state: HandsUp) -> HandsUp:
@@ -298,7 +326,8 @@ def _judge(state: HandsUp, verdict: Verdict, t: float) -> tuple[HandsUp, Effects
     else:
         state = replace(state, hands=_add(state.hands, received))
     state = replace(state, face_up=face_up, phase="flipping", grabber=None, paused=False,
-                    next_beat=_beat_at(t, state.beat_ms), history=state.history + (record,))
+                    history=state.history + (record,))
+    state = replace(state, next_beat=_next_beat(state, t))
     if state.mode == "quick" and _hands_empty(state):
         return replace(state, phase="over", next_beat=None), effects
     return _check_classic_end(state), effects
@@ -338,7 +367,7 @@ def _pause(state: HandsUp, key: str, t: float) -> HandsUp:
     if key == "pause" and not state.paused:
         return replace(state, paused=True, next_beat=None)
     if key == "resume" and state.paused:
-        return replace(state, paused=False, next_beat=_beat_at(t, state.beat_ms))
+        return replace(state, paused=False, next_beat=_next_beat(state, t))
     return state
 
 
