@@ -56,6 +56,11 @@ def menu_engines() -> Iterator[tuple[str, Engine]]:
             card = Engine(rules, players, {}, 1)
             choose(card, "rules")
             yield f"{name}-rules", card
+        if name == "grab-bag":                     # one rules card per variant
+            for variant in ("all-seekers", "strict"):
+                card = Engine(rules, players, {"variant": variant}, 1)
+                choose(card, "rules")
+                yield f"{name}-rules-{variant}", card
     test = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
     choose(test, "test")
     test.feed(Edge(9.0, "P2", True))

@@ -167,3 +167,18 @@ def test_menu_held_three_seconds_requests_shutdown_short_does_not():
     assert not play([{"t": 1.0, "press": "MENU"}, {"t": 3.9, "release": "MENU"}])["shutdown_requested"]
     r = play([{"t": 1.0, "press": "MENU"}], end=4.0)     # acts at 3 s while still held
     assert r["shutdown_requested"]
+
+
+def test_each_variant_has_its_own_rules_card():
+    from pi_companion.core.engine import Engine
+    from pi_companion.gallery import choose
+    from pi_companion.games.grab_bag import GAME as BAG
+    cards = {}
+    for variant in ("standard", "all-seekers", "strict"):
+        engine = Engine(BAG, ("Ada", "Ben", "Cy"), {"variant": variant}, 1)
+        choose(engine, "rules")
+        cards[variant] = " ".join(engine.menu.card)
+    assert len(set(cards.values())) == 3
+    assert "master gets the card" not in cards["all-seekers"]      # there is no Grab Master
+    assert "set aside, nobody scores" in cards["all-seekers"]
+    assert "others get a card" in cards["strict"]

@@ -381,7 +381,7 @@ class Engine:
             return
         card = self.rules.menu_card(self.game, key)
         if key == "rules":
-            self.menu = menu.show_card(self.rules.title, self.rules.rules_card())
+            self.menu = menu.show_card(self.rules.title, self.rules.rules_card_for(self.game))
         elif card is not None:
             self.menu = menu.show_card(*card)
         elif key == "test":

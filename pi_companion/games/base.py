@@ -73,6 +73,10 @@ class Game:
     def rules_card(self) -> tuple[str, ...]:
         return ()
 
+    def rules_card_for(self, state: Any) -> tuple[str, ...]:
+        """The rules card for this game as set up (Grab Bag: one per variant)."""
+        return self.rules_card()
+
     def undo_to(self, before: Any, now: Any) -> tuple[Any, str | None]:
         """The state long NO restores when the game is `now` and the last judgement was made on
         `before`: `before` itself, unless the table has moved on in ways it cannot take back

@@ -137,9 +137,23 @@ class GrabBagGame(Game):
         return f"YES for {who}" if verdict == "yes" else f"NO for {who}"
 
     def rules_card(self) -> tuple[str, ...]:
-        return ("Grab Master shows a", "piece; seekers feel", "for it. Press = found!",
-                "YES: card, new master", "NO: out this round", "NO while searching:",
-                "master gets the card")
+        return RULES_CARDS["standard"]
+
+    def rules_card_for(self, state: GrabBag) -> tuple[str, ...]:
+        return RULES_CARDS[state.variant]
+
+
+RULES_CARDS = {
+    "standard": ("Grab Master shows a", "piece; seekers feel", "for it. Press = found!",
+                 "YES: card, new master", "NO: out this round", "NO while searching:",
+                 "master gets the card"),
+    "all-seekers": ("The box shows a piece;", "everyone feels for it.", "Press = found!",
+                    "YES: you win the card", "NO: out this round", "All out, or NO while",
+                    "searching: the card is", "set aside, nobody scores"),
+    "strict": ("Grab Master shows a", "piece; seekers feel", "for it. Press = found!",
+               "YES: card, new master", "NO: round over: all", "others get a card each,",
+               "master stays master", "NO while searching:", "master gets the card"),
+}
 
 
 def _award(state: GrabBag, player: int, what: str) -> GrabBag:
