@@ -81,7 +81,7 @@ def test_object_list_option():
     r = Table(start=False, options={"objects": [f"thing {i}" for i in range(20)]}).report()
     assert r["objects"] == [f"thing {i}" for i in range(15)] and r["warning"] is None
     r = Table(start=False, options={"objects": [f"thing {i}" for i in range(12)]}).report()
-    assert r["warning"] == "only 12 objects: rulebook wants 15" and len(r["objects"]) == 12
+    assert r["warning"] == "too few: 12 of 15 objects" and len(r["objects"]) == 12   # as the docs say
     with pytest.raises(ScenarioError, match=r"options.objects: 3 players need at least 9 objects"):
         load_scenario(scenario("hold-everything", P3, [], options={"objects": SIX}))
     with pytest.raises(ScenarioError, match="options.objects"):
@@ -206,7 +206,7 @@ def test_stack_card_not_held_goes_face_up():
 
 def test_an_empty_stack_is_reshuffled_from_the_face_up_cards():
     table = Table(players=["Ada", "Ben"], options={"objects": SIX})
-    assert table.report()["warning"] == "only 6 objects: rulebook wants 10"
+    assert table.report()["warning"] == "too few: 6 of 10 objects"
     seen = []
     for k in range(6):
         table.turn("stack")
@@ -402,3 +402,22 @@ def test_a_hold_in_the_colour_phase_still_wins_directly():
     state = replace(GAME.new_game(tuple(P3), {}, 1), phase="colour", die=3)
     state, _ = GAME.step(state, PlayerHold(5.0, 2))
     assert GAME.is_over(state) and GAME.report(state)["winners"] == [2]
+
+
+def test_letting_go_of_a_picked_dropper_is_no_undo_step():
+    r = Table().tap("NO").tap("P2").tap("YES").undo().report()   # drop, pick Ben, let go, undo
+    assert r["extras"]["Ada"] == 0 and r["dropper"] is None     # the drop was undone
+
+
+def test_drawn_stays_the_last_card_drawn_after_the_next_roll():
+    table = Table().turn("stack").tap("YES")
+    drawn = table.report()["drawn"]
+    assert drawn is not None
+    assert table.roll().report()["drawn"] == drawn
+
+
+def test_the_start_card_cannot_be_declared_another_colour():
+    state = replace(GAME.new_game(("Ada", "Ben", "Cy"), {}, 1), phase="colour", choice=CARDS.index("start"))
+    assert state.pawns[state.current] == 0
+    state, _ = GAME.step(state, Dial(1.0, 1))
+    assert CARDS[state.choice] == "start"

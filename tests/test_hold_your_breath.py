@@ -189,11 +189,16 @@ def test_deck_ran_out_is_a_menu_entry_only_until_chosen():
     assert again == state
 
 
-def test_panic_and_shark_stay_on_for_the_ascent():
+def test_panic_and_shark_stay_on_for_the_ascent_but_a_diver_at_the_surface_is_clean():
     table = Table().swim(10).target("Ada", "NO").target("Cy", "long").swim(20).swim(0)
     r = table.deck_ran_out().tap("YES").tap("YES").tap("YES").report()
-    assert r["phase"] == "ascent" and r["panic"]["Ada"] == 1 and r["shark"] == "Cy"
-    assert r["totals"] == {"Ada": 0, "Ben": 20, "Cy": -10}
+    assert r["phase"] == "ascent" and r["panic"]["Ada"] == 1        # Ada is at 10 ft: it stays
+    assert r["surfaced"] == ["Cy"] and r["shark"] is None             # Cy never left the surface
+    assert r["totals"] == {"Ada": 0, "Ben": 20, "Cy": 0}
+    table = Table().swim(10).target("Cy", "NO").swim(20).swim(0)     # a Panic on Cy, at 0 ft
+    assert table.report()["panic"]["Cy"] == 1
+    r = table.deck_ran_out().tap("YES").tap("YES").tap("YES").report()
+    assert r["surfaced"] == ["Cy"] and r["panic"]["Cy"] == 0
 
 
 def test_a_tie_for_shallowest_is_drawn_by_the_box():
@@ -360,3 +365,19 @@ def test_the_box_picks_the_card_a_discard_card_takes():
     before = render(engine).tobytes()
     engine.feed(Edge(9.0, "P3", True))                                          # next action
     assert engine.report()["pick"] is None and render(engine).tobytes() != before
+
+
+def test_a_refused_card_while_a_discard_pick_is_shown_is_no_undo_step():
+    table = Table().target("Ben", "NO")                         # a real Panic on Ben
+    table.tap("MENU").dial(1).tap("YES")                         # MENU > Discard: pick a card
+    assert table.report()["pick"] is not None
+    table.tap("YES", hold=1.2)                                   # long YES, no diver picked: nothing
+    r = table.report()
+    assert r["panic"]["Ben"] == 1
+    assert table.undo().report()["panic"]["Ben"] == 0            # undo takes back the real one
+    table = Table().tap("P2").tap("MENU").dial(1).tap("YES")     # Ben picked, then the Discard pick
+    table.tap("NO")                                              # a Panic on Ben, his first
+    assert table.report()["panic"]["Ben"] == 1
+    table = Table().target("Ben", "NO").tap("P2").tap("MENU").dial(1).tap("YES").tap("NO")
+    assert table.report()["panic"]["Ben"] == 1                   # refused: he has one already
+    assert table.undo().report()["panic"]["Ben"] == 0

@@ -320,7 +320,7 @@ class Engine:
         before = self.table
         label = self.rules.undo_label(before.game, verdict)
         self._step(Judge(t, verdict))
-        if self.table.game != before.game:
+        if self.table.game != before.game and self.rules.is_undo_step(before.game, self.table.game):
             self.undo_stack.append((before, label))
             self.table = replace(self.table, judging=False)
             self.notice = ""

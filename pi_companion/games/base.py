@@ -77,6 +77,12 @@ class Game:
         """The rules card for this game as set up (Grab Bag: one per variant)."""
         return self.rules_card()
 
+    def is_undo_step(self, before: Any, after: Any) -> bool:
+        """Whether a judgement that turned `before` into `after` is a step for undo (by default:
+        whenever it changed the game). A game returns False for changes that are no judgement:
+        a refused card clearing a note on screen, letting go of a picked player."""
+        return True
+
     def undo_to(self, before: Any, now: Any) -> tuple[Any, str | None]:
         """The state long NO restores when the game is `now` and the last judgement was made on
         `before`: `before` itself, unless the table has moved on in ways it cannot take back

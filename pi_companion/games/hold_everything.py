@@ -183,6 +183,11 @@ class HoldEverythingGame(Game):
             return f"{state.drawn}: {'had it' if verdict == 'yes' else 'not had'}"
         return f"drop by {who}"
 
+    def is_undo_step(self, before: HoldEverything, after: HoldEverything) -> bool:
+        """YES letting go of a picked dropper undoes nothing: it is the same as pressing their
+        button again, which is no judgement either."""
+        return not (before.dropper is not None and after == replace(before, dropper=None))
+
     def menu_items(self, state: HoldEverything) -> tuple[tuple[str, str], ...]:
         return (("claim", "Someone has won"), ("stack", "Card stack"))
 
@@ -212,7 +217,7 @@ def _objects(options: Mapping[str, Any], n: int) -> tuple[tuple[str, ...], str |
         raise OptionError(f"options.objects: {n} players need at least {DEALT * n} objects to deal "
                           f"(the rulebook asks for {wanted}), got {len(names)}")
     if len(names) < wanted:
-        return names, f"only {len(names)} objects: rulebook wants {wanted}"
+        return names, f"too few: {len(names)} of {wanted} objects"
     return names[:wanted], None
 
 
@@ -233,8 +238,8 @@ def _press(state: HoldEverything, player: int, t: float) -> tuple[HoldEverything
 def _dial(state: HoldEverything, delta: int) -> HoldEverything:
     if state.phase == "setup":
         return replace(state, page=(state.page + delta) % state.n)
-    if state.phase == "colour":
-        return replace(state, choice=(state.choice + delta) % len(CARDS))
+    if state.phase == "colour" and state.pawns[state.current] != 0:
+        return replace(state, choice=(state.choice + delta) % len(CARDS))   # the start card: fixed
     return state
 
 
@@ -288,7 +293,7 @@ def rolling_face(state: HoldEverything) -> int:
 
 def _start_roll(state: HoldEverything, t: float) -> tuple[HoldEverything, Effects]:
     return replace(state, phase="rolling", roll_due=t + ROLL_FRAME_S, roll_frame=1, dropper=None,
-                   again=False, mates=(), drawn=None, exchange_with=None), (Sound("roll"),)
+                   again=False, mates=(), exchange_with=None), (Sound("roll"),)
 
 
 def _tick(state: HoldEverything, t: float) -> tuple[HoldEverything, Effects]:

@@ -108,6 +108,11 @@ class HoldYourBreathGame(Game):
             return _discard_pick(state), (Sound("roll"),)
         return state, NO_EFFECTS
 
+    def is_undo_step(self, before: HoldYourBreath, after: HoldYourBreath) -> bool:
+        """A refused card (or a judgement that did nothing) only takes the Discard pick off the
+        screen: that is no step to undo."""
+        return replace(before, pick="") != replace(after, pick="")
+
     def report(self, state: HoldYourBreath) -> dict[str, Any]:
         names = state.players
         totals = totals_of(state)
@@ -302,7 +307,11 @@ def _begin_ascent(state: HoldYourBreath) -> HoldYourBreath:
     first, rng = rand.choice(state.rng, tied) if len(tied) > 1 else (tied[0], state.rng)
     order = [(first + k) % state.n for k in range(state.n)]
     at_top = tuple(d for d in order if state.depths[d] == 0)
-    out = replace(state, phase="ascent", anchors=state.depths, current=first, rng=rng,
+    # Divers still at the surface are out of the water: they surface clean, so a Panic card or
+    # the Shark on them comes off (nothing can be played on a surfaced diver either).
+    panic = tuple(0 if d in at_top else p for d, p in enumerate(state.panic))
+    shark = None if state.shark in at_top else state.shark
+    out = replace(state, phase="ascent", anchors=state.depths, current=first, rng=rng, panic=panic, shark=shark,
                   last_turns=None, ascent_first=first, ascent_tied=tied if len(tied) > 1 else (),
                   surfaced=at_top, last=f"anchors set; {state.name(first)} starts the ascent")
     if max(state.depths) == 0:
