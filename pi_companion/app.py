@@ -58,7 +58,7 @@ class Box:
             pins = {k: v for k, v in pins.items() if not k.startswith("HALL")}
         self.inputs = build_inputs(pins, n, self.queue, factory)
         self.leds = Leds(pins, n, factory)
-        self.piezo = Piezo(pins.get("PIEZO") if config.sound else None, factory)
+        self.piezo = Piezo(pins.get("PIEZO") if config.sound else None, factory, config.tunes)
         self.t0 = factory.ticks()
         self.store = store
         self.games_started = 0
@@ -118,6 +118,7 @@ class Box:
 
     def _use(self, engine: Engine) -> None:
         """Install a new game's engine: its clock starts now, and so does its log."""
+        engine.tunes = self.config.tunes
         self.engine = engine
         self.t0 = self.factory.ticks()
         self.tick_offset = 0.0
@@ -148,6 +149,7 @@ class Box:
         except Exception as err:  # any bad content: keep the file, start afresh
             self.store.move_aside(f"cannot resume ({type(err).__name__}: {err})")
             return False
+        engine.tunes = self.config.tunes
         self.engine = engine
         self.t0 = self.factory.ticks() - engine.clock   # our clock carries on from the log's
         self.resumed_records = len(records)

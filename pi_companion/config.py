@@ -9,6 +9,7 @@ from typing import Any
 
 from .games import registry
 from .games.base import OptionError
+from .core.tunes import DEFAULT_TUNES, parse_tune
 
 DEFAULT_PLAYERS = ("Red", "Blue", "Green", "Yellow")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -32,6 +33,7 @@ class Config:
     i2c_address: int = 0x3C
     rotate: int = 0
     sound: bool = True
+    tunes: tuple[str, ...] = DEFAULT_TUNES      # each player's buzz tune, P1 first
     wind_source: str = "gpio"
     puck_port: str = ""
     pins: dict[str, int] = field(default_factory=dict)
@@ -90,6 +92,24 @@ def _players(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _tunes(value: Any) -> tuple[str, ...]:
+    """[sound] tunes = { P1 = "C5 E5", P3 = "G4 G5" }: players not named keep their default."""
+    if not isinstance(value, dict):
+        raise ValueError('must be a table like { P1 = "C5 E5", P2 = "E5 C5" }')
+    tunes = list(DEFAULT_TUNES)
+    for key, text in value.items():
+        if key not in [f"P{i}" for i in range(1, 9)]:
+            raise ValueError(f"{key}: must be P1 to P8")
+        if not isinstance(text, str):
+            raise ValueError(f"{key}: must be a string of notes like \"C5 E5\"")
+        try:
+            parse_tune(text)
+        except ValueError as err:
+            raise ValueError(f"{key}: {err}") from None
+        tunes[int(key[1:]) - 1] = text
+    return tuple(tunes)
+
+
 SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "box": {
         "game": ("game", _choice(*registry.GAMES)),
@@ -106,7 +126,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "i2c_address": ("i2c_address", _int(0x03, 0x77)),
         "rotate": ("rotate", _int(0, 3)),
     },
-    "sound": {"enabled": ("sound", _bool)},
+    "sound": {"enabled": ("sound", _bool), "tunes": ("tunes", _tunes)},
     "wind": {
         "source": ("wind_source", _choice("gpio", "puck")),
         "puck_port": ("puck_port", _str),

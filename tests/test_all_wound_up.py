@@ -243,11 +243,11 @@ def test_dial_limits_and_lock():
 
 def test_sounds_target_overshoot_and_verdicts():
     _, heard = sounds_of(tap("P1", 1.0) + wind(6) + tap("YES", 3.0))
-    assert heard == ["buzz", "target", "overshoot", "wrong"]
+    assert heard == ["buzz:P1", "target", "overshoot", "wrong"]
     _, heard = sounds_of(tap("P1", 1.0) + wind(4), end=9)
-    assert heard == ["buzz", "target", "correct"]
+    assert heard == ["buzz:P1", "target", "correct"]
     _, heard = sounds_of(tap("P1", 1.0) + wind(2) + tap("YES", 3.0))
-    assert heard == ["buzz", "wrong"]
+    assert heard == ["buzz:P1", "wrong"]
 
 
 def test_target_sound_comes_exactly_when_the_count_reaches_it():

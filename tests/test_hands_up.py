@@ -328,7 +328,7 @@ def test_sounds_tick_on_each_beat_and_name_each_judgement():
         e = Engine(GAME, tuple(P3), {"beat_ms": 1000}, 1)
         e.feed(Edge(2.5, "P1", True))
         effects = e.advance(2.6)
-        assert Sound("buzz") in effects
+        assert Sound("buzz:P1") in effects                  # Ada's own tune
         for event in verdict_events:
             effects = e.feed(event)
         effects += e.advance(4.05)

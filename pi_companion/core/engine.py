@@ -21,6 +21,7 @@ from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, En
                      Verdict)
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .quadrature import Quadrature
+from .tunes import DEFAULT_TUNES, buzz_sound
 
 LONG_S = {"YES": 1.0, "NO": 1.0, "MENU": 3.0}
 HOLD_S = 2.0                 # a player button held this long is a PlayerHold
@@ -66,6 +67,7 @@ class Engine:
         self.puck: tuple[str, int, int] | None = None     # boot id, net, invalid last seen
         self.puck_connected: bool | None = None           # None: no puck in use
         self.menu: Menu | None = None
+        self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
         self.notice = ""
         self.shutdown_requested = False
         self.games_played = 0
@@ -236,6 +238,7 @@ class Engine:
             return
         self.presses += 1
         if self.testing:
+            self._effects.append(Sound(buzz_sound(player)))  # the button test plays their tune
             return
         self.holds[button] = t + HOLD_S
         self.menu = None            # the table plays on: a player's press closes the menu
@@ -309,7 +312,7 @@ class Engine:
         others = tuple((p, t) for p, t in window.presses.items() if p != winner)
         self.table = replace(self.table, rng=rng, judging=True, eligible=window.eligible,
                              last_buzz=BuzzOrder(winner, first, others))
-        self._effects.append(Sound("buzz"))
+        self._effects.append(Sound(buzz_sound(winner)))      # each player's own tune
         self._step(Buzz(first, winner))
 
     # ---- judgements and undo ----

@@ -9,6 +9,8 @@ from typing import Any, Iterable
 from gpiozero import LED, TonalBuzzer
 from gpiozero.tones import Tone
 
+from ..core.tunes import DEFAULT_TUNES, parse_tune
+
 log = logging.getLogger(__name__)
 
 # name -> (note, seconds) steps; None is a rest. Kept inside TonalBuzzer's default A3..A5 range.
@@ -49,27 +51,33 @@ class Leds:
             led.close()
 
 
-class Piezo:
-    """Plays named sounds on a worker thread, so the loop never waits for a tune."""
+Steps = tuple[tuple[str | None, float], ...]
 
-    def __init__(self, pin: int | None, factory: Any) -> None:
+
+class Piezo:
+    """Plays named sounds on a worker thread, so the loop never waits for a tune.
+    `buzz:P1` .. `buzz:P8` are the players' own buzz tunes (`tunes`, from the config)."""
+
+    def __init__(self, pin: int | None, factory: Any, tunes: tuple[str, ...] = DEFAULT_TUNES) -> None:
         self.buzzer = TonalBuzzer(pin, pin_factory=factory) if pin is not None else None
-        self.queue: "queue.SimpleQueue[str | None]" = queue.SimpleQueue()
+        self.tunes: dict[str, Steps] = {f"buzz:P{i + 1}": parse_tune(t) for i, t in enumerate(tunes)}
+        self.queue: "queue.SimpleQueue[Steps | None]" = queue.SimpleQueue()
         self.played: list[str] = []
         self.thread = threading.Thread(target=self._work, name="piezo", daemon=True)
         self.thread.start()
 
     def play(self, name: str) -> None:
         self.played.append(name)
-        if name in SOUNDS:
-            self.queue.put(name)
+        steps = self.tunes.get(name) or SOUNDS.get(name) or (SOUNDS["buzz"] if name.startswith("buzz") else None)
+        if steps:
+            self.queue.put(steps)
 
     def _work(self) -> None:
         stop = threading.Event()
-        while (name := self.queue.get()) is not None:
+        while (steps := self.queue.get()) is not None:
             if self.buzzer is None:      # no piezo wired: nothing to wait out
                 continue
-            for note, seconds in SOUNDS[name]:
+            for note, seconds in steps:
                 try:
                     self.buzzer.play(Tone(note)) if note else self.buzzer.stop()
                 except Exception as err:  # a piezo fault must never reach the game

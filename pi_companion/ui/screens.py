@@ -42,6 +42,9 @@ def draw_button_test(draw: Any, view: Any) -> None:
     centred(draw, 0, "BUTTON TEST", 10)
     held = view.held()
     centred(draw, 13, " ".join(held) if held else "press any", 20)
+    players = [b for b in held if b.startswith("P")]
+    if players and int(players[-1][1:]) <= len(view.tunes):
+        centred(draw, 29, f"{players[-1]} tune: {view.tunes[int(players[-1][1:]) - 1]}", 9)
     hall = view.hall
     centred(draw, 38, f"enc {view.menu.dial:+d}  A{hall.a} B{hall.b}  steps {hall.net:+d}", 10)
     centred(draw, 52, "hold YES or NO: exit", 9)
