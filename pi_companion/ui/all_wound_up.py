@@ -45,9 +45,10 @@ def draw_claim(draw: Any, state: AllWoundUp) -> None:
 
 def draw_winner(draw: Any, state: AllWoundUp) -> None:
     assert state.winner is not None
-    centred(draw, 0, "across the gate", 10)
+    centred(draw, 0, "WINNER", 10)
     centred(draw, 14, state.players[state.winner], 18)
-    centred(draw, 36, "WINS!", 14)
+    centred(draw, 34, "WINS!", 14)
+    centred(draw, 52, "first across the gate", 9)
 
 
 # ---- the wind check ----

@@ -85,6 +85,15 @@ def banner(draw: ImageDraw.ImageDraw, text: str, y: int = 52) -> None:
     draw.text(((WIDTH - (r - l)) // 2 - l, origin), text, font=font(size), fill=0)
 
 
+def top_banner(draw: ImageDraw.ImageDraw, text: str, height: int = 12) -> None:
+    """An inverted strip along the top, over the screen's title: "YES: play again"."""
+    draw.rectangle((0, 0, WIDTH - 1, height - 1), fill=1)
+    size = fitted(text, WIDTH - 4, 10, 8)
+    text = clip(text, WIDTH - 4, size)
+    l, _, r, _ = bbox(text, size)
+    draw.text(((WIDTH - (r - l)) // 2 - l, 0), text, font=font(size), fill=0)
+
+
 def line_height(size: int) -> int:
     """Ascent plus descent: the rows a line of text needs, descenders included."""
     face = font(size)

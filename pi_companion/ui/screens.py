@@ -8,7 +8,7 @@ from PIL import Image
 
 from . import canvas
 from ..core.menu import CARD_LINES, CONFIRM, PLAY_AGAIN
-from .canvas import banner, centred, left, new_frame
+from .canvas import banner, centred, left, new_frame, top_banner
 
 SCREENS = {
     "grab-bag": "grab_bag",
@@ -33,7 +33,7 @@ def render(view: Any) -> Image.Image:
     if view.notice:
         banner(draw, view.notice)
     elif view.rules.is_over(view.game):
-        banner(draw, "YES: play again")
+        top_banner(draw, "YES: play again")      # over the result's title, never its content
     return image
 
 
@@ -41,12 +41,12 @@ def draw_button_test(draw: Any, view: Any) -> None:
     """Every input shown as it happens: held buttons, encoder count, hall levels and steps."""
     centred(draw, 0, "BUTTON TEST", 10)
     held = view.held()
-    centred(draw, 13, " ".join(held) if held else "press any", 20)
+    centred(draw, 12, " ".join(held) if held else "press any", 17)
     players = [b for b in held if b.startswith("P")]
     if players and int(players[-1][1:]) <= len(view.tunes):
         centred(draw, 29, f"{players[-1]} tune: {view.tunes[int(players[-1][1:]) - 1]}", 9)
     hall = view.hall
-    centred(draw, 38, f"enc {view.menu.dial:+d}  A{hall.a} B{hall.b}  steps {hall.net:+d}", 10)
+    centred(draw, 40, f"enc {view.menu.dial:+d}  A{hall.a} B{hall.b}  steps {hall.net:+d}", 10)
     centred(draw, 52, "hold YES or NO: exit", 9)
 
 
