@@ -257,7 +257,7 @@ class Status:
         if len(played) > self.sounds_seen:
             self.sounds_seen = len(played)
             self.sound, self.sound_until = played[-1], now + SOUND_S
-        parts = ["Game over. Play again: m, ] to New game, y"] if over else []
+        parts = ["Game over. Play again: y, then y again"] if over else []
         if now < self.message_until:
             parts.append(self.message)
         if now < self.sound_until:
