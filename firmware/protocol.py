@@ -4,28 +4,49 @@ MicroPython and CPython both run this module (tests/test_firmware.py checks it a
 host's twin, pi_companion/link/proto.py, on the same vectors). See PROTOCOL.md.
 """
 
-VERSION = 1
+VERSION = 2
 MAX_LINE = 256
 HEARTBEAT_MIN_MS = 20
 HEARTBEAT_MAX_MS = 60000
 TOKEN_MAX = 16
 
-_HEX = "0123456789ABCDEF"
+CRC_DIGITS = 4
+_CRC_CHAR0 = 0x40      # a CRC nibble n travels as the character 0x40 + n: '@' 'A' .. 'O'
 _DIGITS = "0123456789"
 _TOKEN_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-"
 
 
-def checksum(body):
-    """XOR of the bytes between '$' and '*' (NMEA style)."""
-    c = 0
+def _crc_table():
+    table = []
+    for byte in range(256):
+        c = byte << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) if c & 0x8000 else (c << 1)
+        table.append(c & 0xFFFF)
+    return tuple(table)
+
+
+_CRC_TABLE = _crc_table()    # 256 small ints, built once at import
+
+
+def crc16(body):
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection, no final XOR) of the
+    bytes between '$' and '*'. Indexing the table and small-int arithmetic: no allocation."""
+    c = 0xFFFF
     for x in body:
-        c ^= x
+        c = ((c << 8) & 0xFF00) ^ _CRC_TABLE[(c >> 8) ^ x]
     return c
 
 
+def crc_text(value):
+    """The CRC as its four line characters, high nibble first: 0x40 + nibble ('@'..'O')."""
+    return "%c%c%c%c" % (_CRC_CHAR0 + (value >> 12), _CRC_CHAR0 + ((value >> 8) & 15),
+                         _CRC_CHAR0 + ((value >> 4) & 15), _CRC_CHAR0 + (value & 15))
+
+
 def frame(body):
-    """One line: '$' body '*' two hex digits, newline."""
-    return "$%s*%02X\n" % (body, checksum(body.encode()))
+    """One line: '$' body '*' the body's CRC as 4 characters, newline."""
+    return "$%s*%s\n" % (body, crc_text(crc16(body.encode())))
 
 
 def hello(boot_id, mode, heartbeat_ms):
@@ -78,12 +99,14 @@ def _int(text):
 
 
 def _checksum_ok(body, digits):
-    if len(digits) != 2:
+    if len(digits) != CRC_DIGITS:
         return False
-    text = digits.decode() if _printable(digits) else ""
-    if len(text) != 2 or text[0] not in _HEX or text[1] not in _HEX:
-        return False
-    return int(text, 16) == checksum(body)
+    value = 0
+    for x in digits:
+        if x < _CRC_CHAR0 or x > _CRC_CHAR0 + 15:
+            return False
+        value = (value << 4) | (x - _CRC_CHAR0)
+    return value == crc16(body)
 
 
 def parse_command(line):

@@ -184,6 +184,25 @@ def quad_heap_locked(steps):
     return "ok"
 
 
+def crcs(items):
+    return [[protocol.crc16(bytes(item)), protocol.crc_text(protocol.crc16(bytes(item)))]
+            for item in items]
+
+
+def crc_heap_locked(data):
+    """crc16() with the heap locked (MicroPython): the value, or 'allocates'."""
+    body = bytes(data)
+    if micropython is not None:
+        micropython.heap_lock()
+    try:
+        value = protocol.crc16(body)
+    except MemoryError:
+        value = "allocates"
+    if micropython is not None:
+        micropython.heap_unlock()
+    return value
+
+
 def reports(items):
     return [getattr(protocol, item[0])(*item[1]) for item in items]
 
@@ -251,6 +270,8 @@ def run_all(data, machine=None, puck=None):
         "walks": quad_walks(data["walks"]),
         "heap": quad_heap_locked(data["heap_steps"]),
         "reports": reports(data["reports"]),
+        "crcs": crcs(data["crcs"]),
+        "crc_heap": crc_heap_locked(data["crcs"][-1]),
         "commands": commands(data["commands"]),
         "stream": stream(data["stream"]),
     }
@@ -296,8 +317,9 @@ def make_vectors() -> dict[str, Any]:
     typed = [b"$INFO", b"$info", b"  $ping,tok", b"$PING,a,b", b"$PING,a b", b"$INFO,1",
              b"$CFG,HEARTBEAT,19", b"$CFG,heartbeat,500", b"$CFG,HEARTBEAT,5x", b"$CFG,SPEED,5",
              b"$CFG,HEARTBEAT,-100", b"$CFG,HEARTBEAT,1234567890", b"$RESET", b"$\xff\x00",
-             b"$INFO*0F", b"$INFO*0e", b"$INFO*", b"garbage", b"", b"$", b"$" + b"Z" * 40,
-             b"noise $INFO*0E"]
+             b"$INFO*0E", b"$INFO*@ALG", b"$INFO*@AL", b"$INFO*", b"garbage", b"", b"$",
+             b"$" + b"Z" * 40, b"noise " + proto.info_command().rstrip(b"\n"),
+             b"$info*@ALF", b"$PING,tok*" + proto.crc_text(proto.crc16(b"PING,tok"))]
     reports: list[list[Any]] = [
         ["hello", ["3fa2c9d0", "prod", 250]],
         ["counts", [17, "3fa2c9d0", -12, 3, 15, 2, 1, 0, 48, 123456]],
@@ -308,8 +330,11 @@ def make_vectors() -> dict[str, Any]:
         ["error", ["UNKNOWN", "BOGUS"]], ["error", ["CHECKSUM"]],
     ]
     stream = b"$PING,s1\r\n\r\n$CFG,HEARTBEAT,300\n" + b"x" * 400 + b"\n$INFO\r"
+    crc_inputs = [b"", b"123456789", b"INFO", b"HELLO,2,3fa2c9d0,prod,250", bytes(range(256)),
+                  bytes(rng.getrandbits(8) for _ in range(250))]
     return {
         "walks": walks,
+        "crcs": [list(b) for b in crc_inputs],
         "heap_steps": [s for w in walks for s in w[1]],
         "reports": reports,
         "commands": [list(line.rstrip(b"\n")) for line in host_lines + typed],
@@ -324,9 +349,10 @@ def expected_commands() -> list[Any]:
              ("ERR", "TOKEN", ""), ("ERR", "SYNTAX", "INFO"), ("ERR", "RANGE", "HEARTBEAT"),
              ("CFG", "HEARTBEAT", 500), ("ERR", "RANGE", "HEARTBEAT"), ("ERR", "CONFIG", ""),
              ("ERR", "RANGE", "HEARTBEAT"), ("ERR", "RANGE", "HEARTBEAT"),
-             ("ERR", "UNKNOWN", "RESET"), ("ERR", "SYNTAX", ""), ("ERR", "CHECKSUM", ""),
-             ("ERR", "CHECKSUM", ""), ("ERR", "CHECKSUM", ""), None, None,
-             ("ERR", "UNKNOWN", ""), ("ERR", "UNKNOWN", "Z" * 16), ("INFO",)]
+             ("ERR", "UNKNOWN", "RESET"), ("ERR", "SYNTAX", ""),
+             ("ERR", "CHECKSUM", ""), ("ERR", "CHECKSUM", ""), ("ERR", "CHECKSUM", ""),
+             ("ERR", "CHECKSUM", ""), None, None, ("ERR", "UNKNOWN", ""),
+             ("ERR", "UNKNOWN", "Z" * 16), ("INFO",), ("ERR", "CHECKSUM", ""), ("PING", "tok")]
     return ok_host + typed
 
 
@@ -400,7 +426,8 @@ def test_micropython_matches_cpython(fw: dict[str, ModuleType], mount: Path) -> 
     cpy = cpython_results(fw, mount)
     mp = micropython_results(mount)
     assert mp["heap"] == "ok", "Quadrature.update allocates under MicroPython"
-    for key in ("table", "walks", "reports", "commands", "stream", "puck"):
+    assert mp["crc_heap"] == cpy["crc_heap"] != "allocates", "crc16 allocates under MicroPython"
+    for key in ("table", "walks", "reports", "crcs", "commands", "stream", "puck"):
         assert mp[key] == cpy[key], key
 
 
@@ -408,9 +435,14 @@ def test_vectors_mean_what_the_host_expects(fw: dict[str, ModuleType], mount: Pa
     out = cpython_results(fw, mount)
     assert out["table"][0b0010] == [1, 1, 1, 0, 0]        # 00 -> 10: forward
     assert out["table"][0b0011] == [0, 0, 0, 0, 1]        # 00 -> 11: missed edge
+    data = make_vectors()
+    assert out["crcs"][1] == [0x29B1, "BIKA"]             # the CRC-16/CCITT-FALSE check value
+    assert out["crcs"][0] == [0xFFFF, "OOOO"]
+    assert out["crcs"] == [[proto.crc16(bytes(b)), proto.crc_text(proto.crc16(bytes(b))).decode()]
+                           for b in data["crcs"]]
     parsed = [proto.parse_line(line.encode().rstrip(b"\n")) for line in out["reports"]]
     assert parsed == [
-        proto.Hello(1, "3fa2c9d0", "prod", 250),
+        proto.Hello(2, "3fa2c9d0", "prod", 250),
         proto.Counts(17, "3fa2c9d0", -12, 3, 15, 2, 1, 0, 48, 123456),
         proto.Counts(0, "00000000", 0, 0, 0, 0, 0, 0, -1, 0),
         proto.Counts(2**31, "ffffffff", -(2**31), 2**32, 2**32, 0, 1, 1, 2**33, 2**40),
@@ -440,7 +472,7 @@ def test_edges_reach_the_reports(fw: dict[str, ModuleType], mount: Path) -> None
     out, msgs = scenario_messages(fw, mount)
     assert out["hard"] == [True, True]
     assert out["trigger"] == [12, 12]                      # rising | falling on both pins
-    assert msgs[0] == proto.Hello(1, "cafe0001", "dev", 250)
+    assert msgs[0] == proto.Hello(2, "cafe0001", "dev", 250)
     counts = [m for m in msgs if isinstance(m, proto.Counts)]
     assert [c.seq for c in counts] == list(range(len(counts)))
     assert counts[0].since_edge_ms == -1 and counts[0].net == 0
@@ -473,10 +505,10 @@ def test_commands_are_answered(fw: dict[str, ModuleType], mount: Path) -> None:
     _, msgs = scenario_messages(fw, mount)
     replies = [m for m in msgs if not isinstance(m, proto.Counts)]
     assert replies == [
-        proto.Hello(1, "cafe0001", "dev", 250),
+        proto.Hello(2, "cafe0001", "dev", 250),
         proto.Pong("x1", replies[1].uptime_ms),
         proto.ConfigAck("HEARTBEAT", 100),
-        proto.Hello(1, "cafe0001", "dev", 100),
+        proto.Hello(2, "cafe0001", "dev", 100),
         proto.DeviceError("UNKNOWN", "BOGUS"),
         proto.DeviceError("TOOLONG", ""),
     ]
@@ -495,14 +527,14 @@ def test_watchdog_only_in_production_mode(fw: dict[str, ModuleType], tmp_path: P
     flag = tmp_path / "production"
     dev, dev_lines = start_puck(fw, flag, 50)
     assert fw["fakemachine"].WDT.instances == [] and dev.wdt is None
-    assert proto.parse_line(dev_lines[0].encode()[:-1]) == proto.Hello(1, dev.boot_id, "dev", 250)
+    assert proto.parse_line(dev_lines[0].encode()[:-1]) == proto.Hello(2, dev.boot_id, "dev", 250)
 
     flag.touch()
     prod, prod_lines = start_puck(fw, flag, 50)
     [wdt] = fw["fakemachine"].WDT.instances
     assert wdt.timeout == 8000 <= 8388 and wdt.feeds == 50 and prod.wdt is wdt
     hello = proto.parse_line(prod_lines[0].encode()[:-1])
-    assert hello == proto.Hello(1, prod.boot_id, "prod", 250)
+    assert hello == proto.Hello(2, prod.boot_id, "prod", 250)
 
 
 def test_boot_ids_differ_per_boot(fw: dict[str, ModuleType]) -> None:
@@ -536,6 +568,6 @@ def test_start_runs_under_micropython_on_its_usb_console(mount: Path) -> None:
     result = mpw.run(code, readonly_dir=str(mount), fuel=1_000_000_000, wall_timeout_seconds=60)
     parser = proto.LineParser()
     msgs = parser.feed(result.stdout.encode())
-    assert msgs[0] == proto.Hello(1, "feedbeef", "dev", 250)
+    assert msgs[0] == proto.Hello(2, "feedbeef", "dev", 250)
     assert [m.uptime_ms for m in msgs[1:] if isinstance(m, proto.Counts)] == [0, 250]
     assert parser.junk == 1 and result.stdout.endswith("ran dev None\n"), result.stdout

@@ -12,8 +12,8 @@ from pi_companion.link import proto
 from pi_companion.link.proto import ConfigAck, Counts, DeviceError, Hello, LineParser, Pong
 
 SAMPLES: list[proto.Message] = [
-    Hello(1, "3fa2c9d0", "prod", 250),
-    Hello(1, "00000000", "dev", 20),
+    Hello(2, "3fa2c9d0", "prod", 250),
+    Hello(2, "00000000", "dev", 20),
     Counts(0, "3fa2c9d0", 0, 0, 0, 0, 0, 0, -1, 0),
     Counts(17, "3fa2c9d0", -12, 3, 15, 2, 1, 0, 48, 123456),
     Counts(999999999, "a", 999999999, 999999999, 0, 999999999, 1, 1, 999999999, 999999999),
@@ -45,11 +45,30 @@ def test_round_trip(msg: proto.Message) -> None:
     assert parse_all(line) == ([msg], parse_all(line)[1])
 
 
-def test_known_line_and_checksum() -> None:
+def test_known_line_and_crc() -> None:
+    assert proto.crc16(b"123456789") == 0x29B1            # CRC-16/CCITT-FALSE's check value
+    assert proto.crc_text(0x29B1) == b"BIKA"              # 0x40 + each nibble, high first
+    assert proto.crc16(b"") == 0xFFFF and proto.crc_text(0) == b"@@@@"
     assert proto.encode(Counts(17, "3fa2c9d0", -12, 3, 15, 2, 1, 0, 48, 123456)) == (
-        b"$CNT,17,3fa2c9d0,-12,3,15,2,1,0,48,123456*76\n")
-    assert proto.checksum(b"INFO") == 0x0E
-    assert proto.info_command() == b"$INFO*0E\n"
+        b"$CNT,17,3fa2c9d0,-12,3,15,2,1,0,48,123456*MLIL\n")
+    assert proto.crc16(b"INFO") == 0x01C6
+    assert proto.info_command() == b"$INFO*@ALF\n"
+
+
+def crc16_bitwise(data: bytes) -> int:
+    """The textbook shift-register form, to check the table-driven one."""
+    c = 0xFFFF
+    for x in data:
+        c ^= x << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) & 0xFFFF if c & 0x8000 else (c << 1) & 0xFFFF
+    return c
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_crc_matches_the_shift_register(data: bytes) -> None:
+    assert proto.crc16(data) == crc16_bitwise(data)
 
 
 def test_commands() -> None:
@@ -71,9 +90,19 @@ def test_crlf_and_extra_fields_are_accepted() -> None:
     assert nonzero(parser) == {"messages": 1}
 
 
-def test_junk_before_the_marker_on_the_same_line_is_ignored() -> None:
-    msgs, _ = parse_all(b">>> " + proto.encode(SAMPLES[0]))
-    assert msgs == [SAMPLES[0]]
+def test_a_frame_is_a_whole_line() -> None:
+    """Anything before the '$' or a second '$' (two lines merged) drops the line: a frame
+    read from the middle of a line is how flipped bits got through as another message."""
+    line = proto.encode(SAMPLES[3])
+
+    def sealed(body: bytes) -> bytes:                  # a CRC that matches, to pass that check
+        return b"$" + body + b"*" + proto.crc_text(proto.crc16(body)) + b"\n"
+    merged = sealed(line[1:-1] + line[:-6])             # line + line with the newline lost
+    doubled = sealed(b"$" + line[1:-6])
+    msgs, parser = parse_all(b">>> " + line + merged + doubled + line[:-1] + line + line)
+    assert msgs == [SAMPLES[3]]
+    assert nonzero(parser) == {"truncated": 1, "malformed": 2, "bad_checksum": 1,
+                               "messages": 1}
 
 
 # -- bad lines ------------------------------------------------------------------------------
@@ -93,12 +122,28 @@ def test_repl_banner_and_traceback_are_junk() -> None:
 
 def test_bad_checksum_is_counted_and_dropped() -> None:
     line = proto.encode(SAMPLES[2])
-    assert line.endswith(b"*4D\n")
-    wrong = line[:-3] + b"%02X\n" % (int(line[-3:-1], 16) ^ 0x01)
-    lower = line[:-3] + b"4d\n"                       # hex digits must be upper case
-    msgs, parser = parse_all(wrong + lower + line)
+    assert line.endswith(b"*EK@G\n")
+    wrong = line[:-2] + b"F\n"
+    lower = line[:-5] + b"ek@g\n"                     # the CRC characters are '@'..'O' only
+    hexed = line[:-5] + b"%04X\n" % proto.crc16(line[1:-6])
+    msgs, parser = parse_all(wrong + lower + hexed + line)
     assert msgs == [SAMPLES[2]]
-    assert nonzero(parser) == {"bad_checksum": 2, "messages": 1}
+    assert nonzero(parser) == {"bad_checksum": 3, "messages": 1}
+
+
+def v1_line(*fields: str) -> bytes:
+    """A line of protocol version 1 (XOR checksum), as an old puck sends it."""
+    body = ",".join(fields).encode()
+    return b"$%s*%02X\n" % (body, proto.xor_checksum(body))
+
+
+def test_version_1_lines_are_recognised_not_read() -> None:
+    old = (v1_line("HELLO", "1", "3fa2c9d0", "prod", "250")
+           + v1_line("CNT", "0", "3fa2c9d0", "0", "0", "0", "0", "0", "0", "-1", "12"))
+    assert old.startswith(b"$HELLO,1,3fa2c9d0,prod,250*45\n")     # PROTOCOL.md v1 example
+    msgs, parser = parse_all(old + old[:-4] + b"00\n")
+    assert msgs == []
+    assert nonzero(parser) == {"old_version": 3, "truncated": 1}   # a wrong XOR: not a frame
 
 
 def test_ten_kilobyte_line_is_dropped_and_the_next_one_parsed() -> None:
@@ -144,7 +189,8 @@ def test_malformed_and_unknown() -> None:
         proto.frame("PONG", "t", "+5"),
         proto.frame("PONG", "t", "1_0"),
         proto.frame("PONG", "t", "1234567890123456789"),
-        b"$HELLO,\xff*%02X\n" % proto.checksum(b"HELLO,\xff"),
+        b"$HELLO,\xff*%s\n" % proto.crc_text(proto.crc16(b"HELLO,\xff")),
+        b"$HELLO,1,a*b,dev,250*%s\n" % proto.crc_text(proto.crc16(b"HELLO,1,a*b,dev,250")),
     ]
     msgs, parser = parse_all(b"".join(lines) + proto.frame("WHAT", "1") + proto.frame(""))
     assert msgs == []
@@ -204,7 +250,7 @@ def random_message(rng: random.Random) -> proto.Message:
     choices: list[proto.Message] = [
         Counts(n(0, 10**6), boot, n(-10**5, 10**5), n(0, 10**5), n(0, 10**5), n(0, 99),
                n(0, 1), n(0, 1), n(-1, 10**6), n(0, 10**8)),
-        Hello(1, boot, rng.choice(["dev", "prod"]), n(20, 60000)),
+        Hello(2, boot, rng.choice(["dev", "prod"]), n(20, 60000)),
         Pong(rng.choice(["", "p1", "zz"]), n(0, 10**6)),
     ]
     return rng.choice(choices)
@@ -227,7 +273,7 @@ def test_100k_random_and_mutated_lines() -> None:
             sent.append(msg)
         elif kind < 0.7:
             line, i, new = mutate(line, rng)
-            framing = new in b"$*\n\r" or i == 0 or i >= len(line) - 4
+            framing = new in b"$*\n\r" or i == 0 or i >= len(line) - 6
             plain_mutations += not framing
         elif kind < 0.8:
             line = bytes(rng.choice(b"abc XYZ>.:()\"'") for _ in range(rng.randint(1, 60))) + b"\n"
@@ -244,3 +290,35 @@ def test_100k_random_and_mutated_lines() -> None:
     assert sum(stats.values()) == lines
     assert stats["bad_checksum"] >= plain_mutations
     assert stats["too_long"] > 9000 and stats["junk"] > 9000 and stats["truncated"] > 9000
+
+
+# -- flipped bits (issue 12.7) -----------------------------------------------------------------
+
+FLIP_TRIALS = 100_000
+
+
+def flip_bits(line: bytes, rng: random.Random) -> bytes:
+    """1 to 3 distinct bits of the line flipped anywhere, its newline included."""
+    data = bytearray(line)
+    for bit in rng.sample(range(8 * len(data)), rng.randint(1, 3)):
+        data[bit >> 3] ^= 1 << (bit & 7)
+    return bytes(data)
+
+
+def test_no_frame_with_1_to_3_flipped_bits_is_accepted_as_another_message() -> None:
+    """10^5 frames, each with 1-3 flipped bits and followed by a good frame (so a flipped
+    newline merges two lines): every message read is one of the two that were sent."""
+    rng = random.Random(12_7)
+    pool = [random_message(rng) for _ in range(500)]
+    pool += [ConfigAck("HEARTBEAT", rng.randint(20, 60000)) for _ in range(20)]
+    pool += [DeviceError(rng.choice(["UNKNOWN", "SYNTAX", "TOKEN"]), "jJkK") for _ in range(20)]
+    lines = [proto.encode(m) for m in pool]
+    wrong = accepted = 0
+    for _ in range(FLIP_TRIALS):
+        i, j = rng.randrange(len(pool)), rng.randrange(len(pool))
+        parser = LineParser()
+        for msg in parser.feed(flip_bits(lines[i], rng) + lines[j]):
+            accepted += 1
+            wrong += msg != pool[i] and msg != pool[j]
+    assert wrong == 0
+    assert accepted >= FLIP_TRIALS * 0.9      # the following good frame: nearly always read

@@ -73,7 +73,7 @@ class FakePuck:
     def _answer(self, line: bytes) -> None:
         self.commands.append(line)
         if line.startswith(b"$INFO"):
-            self.send(proto.encode(proto.Hello(1, self.boot_id, "dev", 250)))
+            self.send(proto.encode(proto.Hello(proto.VERSION, self.boot_id, "dev", 250)))
         elif line.startswith(b"$PING"):
             self.send(proto.encode(proto.Pong("t", 5)))
 
@@ -130,7 +130,7 @@ def test_counts_flow_to_on_message(port_link: Path) -> None:
     plug(port_link, puck)
     with make_link(port_link, rec) as link:
         assert rec.next_status() is True
-        assert rec.next_message(proto.Hello) == proto.Hello(1, puck.boot_id, "dev", 250)
+        assert rec.next_message(proto.Hello) == proto.Hello(proto.VERSION, puck.boot_id, "dev", 250)
         sent = [puck.counts(seq, net) for seq, net in enumerate([1, 2, 3, 2, 3, 4])]
         assert [rec.next_message(proto.Counts) for _ in sent] == sent
         assert link.connected and link.boot_id == puck.boot_id
@@ -158,7 +158,7 @@ def test_junk_on_the_line_is_ignored(port_link: Path) -> None:
     plug(port_link, puck)
     with make_link(port_link, rec) as link:
         rec.next_message(proto.Hello)
-        puck.send(b"Traceback (most recent call last):\r\n$CNT,1,2*00\n" + b"x" * 10_000 + b"\n")
+        puck.send(b"Traceback (most recent call last):\r\n$CNT,1,2*@@@@\n" + b"x" * 10_000 + b"\n")
         good = puck.counts(5, 7)
         assert rec.next_message(proto.Counts) == good
         stats = link.stats()

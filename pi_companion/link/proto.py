@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-VERSION = 1
+VERSION = 2
 MAX_LINE = 256
+CRC_DIGITS = 4        # the CRC-16 as four characters '@'..'O' (0x40 + nibble), high nibble first
 HEARTBEAT_MIN_MS = 20
 HEARTBEAT_MAX_MS = 60000
 TOKEN_MAX = 16
@@ -19,6 +20,8 @@ TOKEN_MAX = 16
 _INT_DIGITS = 18      # uptime and counters grow past 2**30 on a puck left running for weeks
 _INT_MAX = 10**_INT_DIGITS - 1
 _HEX = frozenset(b"0123456789ABCDEF")
+_CRC_CHAR0 = 0x40     # '@'; a nibble n travels as the character 0x40 + n: '@' 'A' .. 'O'
+_BODY_BYTES = bytes(x for x in range(32, 127) if x not in b"$*")
 _TOKEN_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")
 
 
@@ -73,8 +76,50 @@ Message = Hello | Counts | Pong | ConfigAck | DeviceError
 
 # -- framing -------------------------------------------------------------------------------
 
-def checksum(body: bytes) -> int:
-    """XOR of the bytes between '$' and '*' (NMEA style)."""
+def _crc_table() -> tuple[int, ...]:
+    table = []
+    for byte in range(256):
+        c = byte << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) if c & 0x8000 else (c << 1)
+        table.append(c & 0xFFFF)
+    return tuple(table)
+
+
+_CRC_TABLE = _crc_table()
+
+
+def crc16(body: bytes) -> int:
+    """CRC-16/CCITT-FALSE of the bytes between '$' and '*': polynomial 0x1021, initial value
+    0xFFFF, no reflection, no final XOR (check value: crc16(b"123456789") == 0x29B1)."""
+    c = 0xFFFF
+    for x in body:
+        c = ((c << 8) & 0xFF00) ^ _CRC_TABLE[(c >> 8) ^ x]
+    return c
+
+
+def crc_text(value: int) -> bytes:
+    """A CRC-16 as its four line characters: 0x40 + each nibble ('@'..'O'), high nibble first.
+
+    Not hex: in a hex letter one flipped bit can change two or three bits of the value
+    ('D' <-> 'E' is one bit on the wire, 1101 <-> 1110 in the value), which voids the CRC's
+    guarantee; here each character's low four bits are the nibble, so a flipped bit on the
+    wire is one flipped bit of the value or a character outside '@'..'O'."""
+    return bytes(_CRC_CHAR0 + ((value >> shift) & 0xF) for shift in (12, 8, 4, 0))
+
+
+def _crc_value(text: bytes) -> int | None:
+    value = 0
+    for x in text:
+        if not _CRC_CHAR0 <= x <= _CRC_CHAR0 + 15:
+            return None
+        value = (value << 4) | (x - _CRC_CHAR0)
+    return value
+
+
+def xor_checksum(body: bytes) -> int:
+    """Protocol version 1's checksum (XOR of the body, NMEA style): only to recognise an
+    old puck's lines and tell the user to update its firmware."""
     c = 0
     for x in body:
         c ^= x
@@ -82,9 +127,9 @@ def checksum(body: bytes) -> int:
 
 
 def frame(*fields: str) -> bytes:
-    """One line: '$' + comma-joined fields + '*' + two uppercase hex digits + '\\n'."""
+    """One line: '$' + comma-joined fields + '*' + the body's CRC (4 characters) + '\\n'."""
     body = ",".join(fields).encode("ascii")
-    return b"$%s*%02X\n" % (body, checksum(body))
+    return b"$%s*%s\n" % (body, crc_text(crc16(body)))
 
 
 def is_token(text: str) -> bool:
@@ -183,30 +228,40 @@ _DECODERS: dict[str, tuple[int, Callable[[list[str]], Message]]] = {
 }
 
 
-def _has_checksum_tail(line: bytes) -> bool:
-    return len(line) >= 3 and line[-3] == ord("*")
+def _v1_frame(line: bytes) -> bool:
+    """A whole version-1 frame: '$' body '*' two upper-case hex digits, the XOR matching."""
+    if len(line) < 4 or line[-3] != ord("*") or not all(d in _HEX for d in line[-2:]):
+        return False
+    return int(line[-2:], 16) == xor_checksum(line[1:-3])
+
+
+def _has_tail(line: bytes) -> bool:
+    return (len(line) > CRC_DIGITS and line[-CRC_DIGITS - 1] == ord("*")) or (
+        len(line) >= 3 and line[-3] == ord("*"))
 
 
 def parse_line(line: bytes) -> Message | str:
     """One line (no newline) -> a Message, or the name of the counter it falls under:
-    'empty', 'junk', 'truncated', 'bad_checksum', 'malformed' or 'unknown'."""
+    'empty', 'junk', 'truncated', 'bad_checksum', 'malformed', 'unknown' or 'old_version'.
+
+    A frame is the whole line: it starts with its only '$' and ends with '*' and the CRC;
+    the body between holds neither '$' nor '*'. So a line merged with another (a lost
+    newline) or starting mid-frame is never read as a frame."""
     line = line.rstrip(b"\r")
     if not line.strip():
         return "empty"
-    start = line.rfind(b"$")
-    if start < 0:
-        return "truncated" if _has_checksum_tail(line) else "junk"
-    body_star = line[start + 1:]
-    if not _has_checksum_tail(body_star):
-        return "truncated"
-    body, digits = body_star[:-3], body_star[-2:]
-    if not all(d in _HEX for d in digits) or int(digits, 16) != checksum(body):
+    if line[0] != ord("$"):
+        return "truncated" if _has_tail(line) else "junk"
+    if len(line) <= CRC_DIGITS + 1 or line[-CRC_DIGITS - 1] != ord("*"):
+        return "old_version" if _v1_frame(line) else "truncated"
+    body = line[1:-CRC_DIGITS - 1]
+    if _crc_value(line[-CRC_DIGITS:]) != crc16(body):
         return "bad_checksum"
     return _decode(body)
 
 
 def _decode(body: bytes) -> Message | str:
-    if not all(32 <= x <= 126 for x in body):
+    if body.translate(None, _BODY_BYTES):      # anything left is not printable, or '$' or '*'
         return "malformed"
     kind, *fields = body.decode("ascii").split(",")
     if kind not in _DECODERS:
@@ -224,7 +279,8 @@ def _decode(body: bytes) -> Message | str:
 class LineParser:
     """Bytes chunks in, messages out. Lines longer than MAX_LINE are dropped whole.
 
-    Counters: messages, empty, junk, truncated, bad_checksum, malformed, unknown, too_long.
+    Counters: messages, empty, junk, truncated, bad_checksum, malformed, unknown,
+    old_version (a whole frame of protocol version 1: an old puck), too_long.
     A line cut by a disconnect is counted when `finish()` is called.
     """
 
@@ -235,6 +291,7 @@ class LineParser:
     bad_checksum: int = 0
     malformed: int = 0
     unknown: int = 0
+    old_version: int = 0
     too_long: int = 0
     _buf: bytearray = field(default_factory=bytearray, repr=False)
     _overflow: bool = field(default=False, repr=False)
@@ -265,7 +322,7 @@ class LineParser:
 
     def stats(self) -> dict[str, int]:
         names = ("messages", "empty", "junk", "truncated", "bad_checksum", "malformed",
-                 "unknown", "too_long")
+                 "unknown", "old_version", "too_long")
         return {name: getattr(self, name) for name in names}
 
     def _append(self, chunk: bytes) -> None:
