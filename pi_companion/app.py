@@ -23,18 +23,27 @@ from .hw.display import Display
 from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs
 from .hw.outputs import Leds, Piezo
 from .hw.pinmap import load_pinmap
+from .link.mailbox import PuckMailbox
 from .store import GameLog
 from .ui.screens import farewell, render
 
 log = logging.getLogger(__name__)
 MAX_WAIT_S = 1.0       # the loop wakes at least this often (watchdog, display retry)
 CLOCK_SKEW_S = 10.0    # edge ticks this far off the loop clock are on another epoch: re-based
+PUCK_EDGE_AGE_MAX_MS = 1000   # a puck's since_edge_ms beyond this is taken as this (a report
+                              # on change comes within 20 ms of the edge)
 
 
 @dataclass(frozen=True)
 class Wake:
     """Put on the queue to make the loop look again (an event from outside the pins)."""
     event: InputEvent | None = None
+
+
+@dataclass(frozen=True)
+class PuckWake(Wake):
+    """The puck's one wake token: the loop takes what the puck mailbox holds (at most one
+    of these is ever queued, however fast the puck talks)."""
 
 
 class Box:
@@ -73,11 +82,13 @@ class Box:
         self._check_held_buttons()
         self.puck: Any = None
         self._puck_last: tuple[str, int, int] | None = None
+        self._puck_hello: str | None = None
+        self.puck_mail = PuckMailbox(lambda: self.queue.put(PuckWake()))
         if config.wind_source == "puck":
             self._start_puck()
         self.leds.show(self.engine.lit())    # the first frame is drawn by the loop, after READY
 
-    # ---- the wind puck (its reader thread only queues events) ----
+    # ---- the wind puck (its reader thread only posts to the mailbox) ----
 
     def _start_puck(self) -> None:
         from .link.serial_port import PuckLink
@@ -88,19 +99,28 @@ class Box:
         from .link import proto
         now = self.now()
         if isinstance(msg, proto.Hello):
-            self.queue.put(Wake(PuckStatus(now, True, msg.boot_id)))
+            if msg.boot_id == self._puck_hello:    # asked again, same boot: nothing new
+                return
+            self._puck_hello = msg.boot_id
+            self.puck_mail.post(PuckStatus(now, True, msg.boot_id))
         elif isinstance(msg, proto.Counts):
             key = (msg.boot_id, msg.net, msg.invalid)
             if key == self._puck_last:         # a heartbeat with nothing new: nothing to log
                 return
             self._puck_last = key
-            edge_t = now - msg.since_edge_ms / 1000.0 if msg.since_edge_ms >= 0 else now
-            self.queue.put(Wake(HallCounts(edge_t, msg.boot_id, msg.net, msg.invalid)))
+            age_ms = min(max(msg.since_edge_ms, 0), PUCK_EDGE_AGE_MAX_MS)
+            self.puck_mail.post(HallCounts(now - age_ms / 1000.0, msg.boot_id, msg.net,
+                                           msg.invalid))
 
     def _puck_status(self, connected: bool) -> None:
         if not connected:
-            self._puck_last = None
-            self.queue.put(Wake(PuckStatus(self.now(), False)))
+            self._puck_last = self._puck_hello = None
+            self.puck_mail.post(PuckStatus(self.now(), False))
+
+    def _puck_take(self) -> None:
+        """The loop reached the puck's wake token: handle what the mailbox holds, in order."""
+        for event in self.puck_mail.take():
+            self.handle(Wake(event))
 
     def _check_held_buttons(self) -> None:
         for name, device in self.inputs.items():
@@ -237,6 +257,9 @@ class Box:
 
     def handle(self, item: RawEdge | Wake) -> None:
         """Log the input, feed it to the engine, then LEDs and sounds at once; the frame later."""
+        if isinstance(item, PuckWake):
+            self._puck_take()
+            return
         event = self.to_event(item) if isinstance(item, RawEdge) else item.event
         if event is not None:
             self._log(to_record(event))

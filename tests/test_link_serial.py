@@ -23,7 +23,9 @@ M = TypeVar("M", bound=proto.Message)
 
 class FakePuck:
     """A pty whose master side speaks the device protocol: answers INFO and PING, and
-    sends Counts on demand. `unplug()` closes it; the slave path then disappears."""
+    sends Counts on demand. Like the firmware's heartbeat, it sends a CNT every 50 ms until
+    the host first speaks (the host asks for a Hello only after hearing a valid frame).
+    `unplug()` closes it; the slave path then disappears."""
 
     def __init__(self, boot_id: str = "b00710aa") -> None:
         self.boot_id = boot_id
@@ -31,6 +33,7 @@ class FakePuck:
         tty.setraw(self.master)
         self.path = os.ttyname(self.slave)
         self.commands: list[bytes] = []
+        self.spoken_to = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name="fake-puck", daemon=True)
@@ -56,7 +59,11 @@ class FakePuck:
 
     def _serve(self) -> None:
         pending = b""
+        beacon = 0.0
         while not self._stop.is_set():
+            if not self.spoken_to.is_set() and time.monotonic() - beacon >= 0.05:
+                beacon = time.monotonic()
+                self.send(proto.encode(proto.Counts(0, self.boot_id, 0, 0, 0, 0, 0, 0, -1, 0)))
             ready, _, _ = select.select([self.master], [], [], 0.02)
             if not ready or self._stop.is_set():
                 continue
@@ -72,6 +79,7 @@ class FakePuck:
 
     def _answer(self, line: bytes) -> None:
         self.commands.append(line)
+        self.spoken_to.set()
         if line.startswith(b"$INFO"):
             self.send(proto.encode(proto.Hello(proto.VERSION, self.boot_id, "dev", 250)))
         elif line.startswith(b"$PING"):
@@ -176,6 +184,7 @@ def test_unplug_then_replug(port_link: Path) -> None:
         puck = FakePuck()
         plug(port_link, puck)
         assert rec.next_status() is True
+        assert rec.next_message(proto.Hello).boot_id == puck.boot_id   # counts need it first
         assert puck.counts(0, 3) == rec.next_message(proto.Counts)
     puck.unplug()
 

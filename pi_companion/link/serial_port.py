@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import logging
+import math
 import os
 import threading
 import time
@@ -24,6 +25,10 @@ PICO_VID = 0x2E8A
 PICO_PID = 0x0005
 READ_TIMEOUT_S = 0.1
 WRITE_TIMEOUT_S = 0.5
+READ_MAX = 4096          # bytes taken from the port per read
+QUIET_S = 3.0            # no valid frame this long after opening a port: say so, once
+OLD_FRAMES = 3           # this many version-1 frames and no version-2 one: an old puck
+FIRMWARE_HINT = "run `make firmware-deploy` (see firmware/README.md)"
 
 _IO_ERRORS = (serial.SerialException, OSError)
 
@@ -55,11 +60,15 @@ class PuckLink:
     """Owns one reader thread that keeps a puck connected and hands its messages on.
 
     `on_message(msg)` gets every Hello, Pong, ConfigAck and DeviceError, and every Counts
-    whose boot id matches the last Hello (Counts from an unknown boot are dropped and a Hello
-    is asked for, so a consumer always sees the new Hello first after a reboot).
-    `on_status(connected)` reports changes: connected means the port is open and a valid
-    line has arrived since it was opened. Both callbacks run on the reader thread; their
-    exceptions are logged and never stop it.
+    whose boot id matches the Hello heard since the port was opened (other Counts are
+    dropped and a Hello is asked for, so a consumer always sees a Hello first after a
+    reconnection or a reboot). `on_status(connected)` reports changes: connected means the
+    port is open and a valid line has arrived since it was opened. Both callbacks run on
+    the reader thread; their exceptions are logged and never stop it.
+
+    The link writes nothing to a port before it has read a valid frame of this protocol
+    version from it: a stock MicroPython board on the puck's VID:PID (a REPL) is never typed
+    at. Such a port, or a puck with version-1 firmware, gets one journal line.
     """
 
     def __init__(
@@ -72,6 +81,7 @@ class PuckLink:
         backoff_min: float = 0.5,
         backoff_max: float = 2.0,
         hello_retry_s: float = 1.0,
+        quiet_s: float = QUIET_S,
         find: Callable[[str | None], str | None] = discover,
     ) -> None:
         self._configured = configured
@@ -80,14 +90,16 @@ class PuckLink:
         self._baudrate = baudrate
         self._backoff = (backoff_min, backoff_max)
         self._hello_retry_s = hello_retry_s
+        self._quiet_s = quiet_s
         self._find = find
         self._parser = proto.LineParser()
         self._stop = threading.Event()
         self._lock = threading.Lock()          # guards _serial for writers
         self._serial: serial.Serial | None = None
         self._thread: threading.Thread | None = None
-        self._asked_at = 0.0
-        self._unknown_boot_id: str | None = None
+        self._asked_at = -math.inf
+        self._greeted_now = False              # a Hello heard since the port was opened
+        self._warned: set[tuple[str, str]] = set()   # (port, what) said once already
         self.connected = False
         self.port: str | None = None
         self.boot_id: str | None = None        # from the last Hello
@@ -150,7 +162,12 @@ class PuckLink:
         low, high = self._backoff
         delay = low
         while not self._stop.is_set():
-            if self._attempt():
+            try:
+                talked = self._attempt()
+            except Exception:              # a bug here must not end the thread for good
+                log.exception("puck link error; reconnecting")
+                talked = False
+            if talked:
                 delay = low
             if self._stop.wait(delay):
                 break
@@ -181,13 +198,48 @@ class PuckLink:
         return talked
 
     def _session(self, ser: serial.Serial) -> None:
-        self.request_info()      # opening the port flushed the boot Hello: ask again
+        """Read until the port fails or we stop. Nothing is written before a valid frame
+        arrives (opening the port flushed the boot Hello; the puck's next heartbeat CNT,
+        from a boot not greeted on this port, makes us ask for a Hello)."""
+        self._greeted_now = False
+        self._asked_at = -math.inf
+        opened = time.monotonic()
+        before = self._parser.stats()
         while not self._stop.is_set():
-            data = ser.read(ser.in_waiting or 1)
+            data = ser.read(min(ser.in_waiting, READ_MAX) or 1)
             if data:
                 self._dispatch(self._parser.feed(data))
+                self._note_bad_lines(before)
             if not self.connected:
+                self._foreign(opened, before)
+            elif not self._greeted_now:
                 self._ask_again()
+
+    def _note_bad_lines(self, before: dict[str, int]) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            now = self._parser.stats()
+            bad = {k: now[k] - before[k] for k in now if k != "messages" and now[k] != before[k]}
+            if bad:
+                log.debug("puck port %s: unreadable lines so far: %s", self.port, bad)
+
+    def _foreign(self, opened: float, before: dict[str, int]) -> None:
+        """No valid frame on this port yet: say once what it seems to be."""
+        now = self._parser.stats()
+        old = now["old_version"] - before["old_version"]
+        if old >= OLD_FRAMES:
+            self._warn_once("old", "the wind puck on %s runs old firmware (protocol version 1; "
+                            "this box speaks %d): %s", self.port, proto.VERSION, FIRMWARE_HINT)
+        elif time.monotonic() - opened >= self._quiet_s:
+            lines = sum(now[k] - before[k] for k in now if k != "messages")
+            self._warn_once("foreign", "no wind puck firmware answers on %s (%d unreadable "
+                            "lines in %.0f s; a stock MicroPython board?): left alone; %s",
+                            self.port, lines, self._quiet_s, FIRMWARE_HINT)
+
+    def _warn_once(self, what: str, message: str, *args: Any) -> None:
+        key = (str(self.port), what)
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message, *args)
 
     def _hang_up(self, ser: serial.Serial) -> None:
         with self._lock:
@@ -204,24 +256,26 @@ class PuckLink:
 
     def _dispatch(self, messages: list[proto.Message]) -> None:
         for msg in messages:
+            if not self.connected:
+                self._warned = {w for w in self._warned if w[0] != str(self.port)}
             self._set_connected(True)
             if isinstance(msg, proto.Hello):
                 self._greeted(msg)
-            elif isinstance(msg, proto.Counts) and msg.boot_id != self.boot_id:
+            elif isinstance(msg, proto.Counts) and (
+                    not self._greeted_now or msg.boot_id != self.boot_id):
                 self._unknown_boot(msg.boot_id)
                 continue
             self._call(self._on_message, msg)
 
     def _unknown_boot(self, boot_id: str) -> None:
-        """Counts from a boot with no Hello yet: drop them, ask for the Hello at once."""
+        """Counts from a boot with no Hello on this port yet: drop them, ask for the Hello
+        (at once the first time, then at most every hello_retry_s however fast they come)."""
         self.dropped_counts += 1
-        if boot_id != self._unknown_boot_id:
-            self._unknown_boot_id = boot_id
-            self.request_info()
-        else:
-            self._ask_again()
+        self._greeted_now = False                # a reboot: ask until its Hello comes
+        self._ask_again()
 
     def _greeted(self, hello: proto.Hello) -> None:
+        self._greeted_now = True
         if self.boot_id is not None and hello.boot_id != self.boot_id:
             self.reboots += 1
             log.warning("puck rebooted: boot id %s -> %s", self.boot_id, hello.boot_id)
