@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import select
@@ -10,9 +11,12 @@ import time
 import tty
 from pathlib import Path
 from types import SimpleNamespace
+from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pi_companion.link import proto
 from pi_companion.link.serial_port import PuckLink, discover
@@ -293,3 +297,121 @@ def test_discover_order(tmp_path: Path) -> None:
     assert find(str(configured)) == str(udev)                     # configured but absent
     configured.touch()
     assert find(str(configured)) == str(configured)
+
+
+# -- what is not our puck (issue 12.6, 12.7) ------------------------------------------------------
+
+class Device:
+    """The device end of a pty that records what the host writes and, every 50 ms, sends
+    `chatter()` (a REPL's banner, an old puck's lines)."""
+
+    def __init__(self, chatter: Callable[[], bytes], answer: Callable[[bytes], bytes]) -> None:
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.master)
+        self.path = os.ttyname(self.slave)
+        self.received = bytearray()
+        self._chatter, self._answer = chatter, answer
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.wait(0.05):
+            os.write(self.master, self._chatter())
+            while select.select([self.master], [], [], 0)[0]:
+                data = os.read(self.master, 4096)
+                self.received += data
+                os.write(self.master, self._answer(data))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        os.close(self.master)
+        os.close(self.slave)
+
+
+BANNER = (b"MPY: soft reboot\r\nMicroPython v1.27.0 on 2026-01-01; Raspberry Pi Pico with RP2040\r\n"
+          b"Type \"help()\" for more information.\r\n>>> ")
+
+
+def repl_answer(data: bytes) -> bytes:
+    """A REPL echoes the line and runs it as Python."""
+    return data + b"\r\nTraceback (most recent call last):\r\nSyntaxError: invalid syntax\r\n>>> "
+
+
+def v1_lines() -> bytes:
+    def line(*fields: str) -> bytes:
+        body = ",".join(fields).encode()
+        return b"$%s*%02X\r\n" % (body, proto.xor_checksum(body))
+    return line("HELLO", "1", "0a1dfeed", "prod", "250") + line(
+        "CNT", "3", "0a1dfeed", "8", "8", "0", "0", "1", "0", "40", "1250")
+
+
+def watch(port_link: Path, device: Device, caplog: pytest.LogCaptureFixture,
+          seconds: float = 1.0) -> tuple[Recorder, list[str]]:
+    plug(port_link, device)      # type: ignore[arg-type]
+    rec = Recorder()
+    link = PuckLink(str(port_link), rec.on_message, rec.on_status, backoff_min=0.01,
+                    hello_retry_s=0.05, quiet_s=0.3, find=lambda c: c)
+    with caplog.at_level(logging.DEBUG, logger="pi_companion.link.serial_port"):
+        with link:
+            time.sleep(seconds)
+    device.close()
+    return rec, [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_stock_micropython_board_is_never_typed_at_and_named_once(
+        port_link: Path, caplog: pytest.LogCaptureFixture) -> None:
+    board = Device(lambda: BANNER, repl_answer)
+    rec, warnings = watch(port_link, board, caplog)
+    assert bytes(board.received) == b""              # nothing typed into its REPL
+    assert len(warnings) == 1, warnings
+    assert "no wind puck firmware" in warnings[0] and "make firmware-deploy" in warnings[0]
+    assert rec.messages.empty() and rec.status.empty()
+
+
+def test_an_old_puck_gets_one_line_asking_for_firmware_deploy(
+        port_link: Path, caplog: pytest.LogCaptureFixture) -> None:
+    old = Device(v1_lines, lambda data: b"$ERR,CHECKSUM,*%02X\r\n" % proto.xor_checksum(b"ERR,CHECKSUM,"))
+    rec, warnings = watch(port_link, old, caplog)
+    assert bytes(old.received) == b""
+    assert len(warnings) == 1, warnings
+    assert "old firmware (protocol version 1" in warnings[0]
+    assert "make firmware-deploy" in warnings[0]
+    assert rec.messages.empty()
+
+
+# -- arbitrary bytes on the wire (issue 12.3) ----------------------------------------------------
+
+def test_arbitrary_bytes_never_stop_the_reader(port_link: Path,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    """Whatever arrives, the reader thread counts it and carries on: a good frame after it
+    is still read, and nothing worse than a debug line is logged."""
+    puck, rec = FakePuck(), Recorder()
+    plug(port_link, puck)
+    link = make_link(port_link, rec).start()
+    rec.next_message(proto.Hello)
+    seq = iter(range(1, 10**6))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.binary(max_size=700) | st.sampled_from(
+        [b"$", b"*", b"\n", b"\r", b"$CNT,", b"@@@@", b"9" * 300, b"\x00\xff"]), max_size=12))
+    def junk_then_a_frame(chunks: list[bytes]) -> None:
+        for chunk in chunks:
+            puck.send(chunk)
+        n = next(seq)
+        puck.send(b"\n")                             # ends whatever line the junk left open
+        good = puck.counts(n, n)
+        got = rec.next_message(proto.Counts)
+        while got.seq != good.seq:                   # junk may be cut into a frame: skip it
+            got = rec.next_message(proto.Counts)
+        assert got == good
+
+    with caplog.at_level(logging.DEBUG, logger="pi_companion.link.serial_port"):
+        junk_then_a_frame()
+        assert link._thread is not None and link._thread.is_alive()
+    link.close()
+    puck.unplug()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert any("unreadable lines" in r.getMessage() for r in caplog.records)
+    assert sum(v for k, v in link.stats().items() if k not in ("messages", "reboots")) > 0

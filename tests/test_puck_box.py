@@ -1,12 +1,18 @@
 """The wind check fed by a fake puck on a pty: counts flow in, unplug shows on the OLED and voids the check."""
 from __future__ import annotations
 
+import logging
 import os
 import select
+import subprocess
+import sys
 import time
+from pathlib import Path
 import tty
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import wait_for
 from pi_companion.app import Box
@@ -14,6 +20,7 @@ from pi_companion.config import Config
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.link import proto
+from pi_companion.store import GameLog
 
 
 
@@ -64,7 +71,8 @@ def puck_box(mock_factory, tmp_path):
     puck = Puck(link)
     config = Config(game="all-wound-up", players=("Ada", "Ben"), seed=1, sound=False,
                     wind_source="puck", puck_port=link)
-    box = Box(config, mock_factory, Display(lambda: open_device("dummy")))
+    box = Box(config, mock_factory, Display(lambda: open_device("dummy")),
+              store=GameLog(tmp_path / "state"))        # every input fsynced, as on the Pi
     box.start()
     yield box, puck, mock_factory, link
     box.close()
@@ -118,3 +126,98 @@ def test_a_puck_reboot_during_a_check_voids_it(puck_box):
     assert wait_for(lambda: box.engine.report()["attempts"]
                     and box.engine.report()["attempts"][-1]["verdict"] == "void")
     puck.unplug()
+
+
+# -- a flooding puck (issue 12.6) -----------------------------------------------------------
+
+FLOOD_S = float(os.environ.get("PUCK_FLOOD_S", "2"))    # PUCK_FLOOD_S=30 for the long run
+ROOT = Path(__file__).resolve().parent.parent
+
+# Writes valid CNT lines, every one with new counters, as fast as the box reads them.
+FLOODER = """
+import os, sys, time
+sys.path.insert(0, sys.argv[4])
+from pi_companion.link import proto
+fd, seconds, boot = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+block = b"".join(proto.encode(proto.Counts(i, boot, 100 + i, 100 + i, 0, 0, i % 2, 0, 1, 9000 + i))
+                 for i in range(4000))
+sent, end = 0, time.monotonic() + seconds
+while time.monotonic() < end:
+    sent += os.write(fd, block)
+print(sent, flush=True)
+"""
+
+
+def rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_a_flooding_puck_is_coalesced_and_never_delays_a_button(puck_box, caplog):
+    """A device sending changing, valid counts as fast as the port goes: the loop's queue
+    holds at most one puck item, so the queue and memory stay flat and button edges are
+    handled at once (none re-based, none lost)."""
+    box, puck, factory, _ = puck_box
+    puck.greet(box, "f100d")
+    rss_before = rss_kb()
+    flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(puck.master), str(FLOOD_S),
+                                "f100d", str(ROOT)], pass_fds=[puck.master],
+                               stdout=subprocess.PIPE, text=True)
+    queue_max = pending_max = 0
+    pressed = False
+    while flooder.poll() is None:
+        queue_max = max(queue_max, box.queue.qsize())
+        pending_max = max(pending_max, box.puck_mail.pending())
+        if not pressed and box.puck_mail.posted > 1000:
+            press(factory, "P1")                      # a wind check opens mid-flood
+            pressed = True
+        time.sleep(0.001)
+    sent = int(flooder.stdout.read())
+    rss_after = rss_kb()
+    assert pressed and sent > 100_000                 # the flood really ran
+    assert queue_max <= 3                             # one puck token + a press and release
+    assert pending_max <= 4
+    assert box.puck_mail.posted > 10 * box.puck_mail.taken
+    assert wait_for(lambda: box.engine.report()["phase"] == "winding")
+    assert rss_after - rss_before < 20_000            # kB
+    assert not [r for r in caplog.records if "re-basing" in r.getMessage()]
+    puck.counts("f100d", 100 + 4000 + 7)             # the flood is over: the newest counts hold
+    assert wait_for(lambda: box.engine.puck == ("f100d", 4107, 0))
+
+
+# -- anything the port may say (issue 12.3) -------------------------------------------------
+
+BIG = 10**18 - 1
+counts_fields = st.tuples(
+    st.integers(0, BIG), st.sampled_from(["f00d", "f00e", "x-y_Z"]), st.integers(-BIG, BIG),
+    st.integers(0, BIG), st.integers(0, BIG), st.integers(0, BIG), st.integers(0, 1),
+    st.integers(0, 1), st.integers(-1, BIG), st.integers(0, BIG))
+port_lines = st.one_of(
+    counts_fields.map(lambda f: proto.encode(proto.Counts(*f))),
+    st.builds(proto.Hello, st.integers(0, BIG), st.sampled_from(["f00d", "f00e"]),
+              st.sampled_from(["dev", "prod", "x"]), st.integers(0, BIG)).map(proto.encode),
+    st.binary(max_size=300))
+
+
+def test_whatever_the_port_says_the_box_plays_on(puck_box, caplog):
+    """Valid frames with extreme values, new boots and raw junk, fuzzed: no error in the
+    loop, and a button press afterwards still opens a wind check."""
+    box, puck, factory, _ = puck_box
+    puck.greet(box, "f00d")
+    sentinel = iter(range(10**6))
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(port_lines, max_size=15))
+    def talk(lines):
+        os.write(puck.master, b"\n".join(lines) + b"\n")
+        puck.send(proto.Hello(proto.VERSION, "f00d"))
+        net = next(sentinel)
+        puck.counts("f00d", net)
+        assert wait_for(lambda: box.engine.puck == ("f00d", net, 0))
+
+    talk()
+    press(factory, "P1")
+    assert wait_for(lambda: box.engine.report()["phase"] == "winding")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
