@@ -62,6 +62,12 @@ class Display:
         self.failed_at = now
         self.errors += 1
 
+    def retry_at(self) -> float | None:
+        """When a failed display is next tried again (None: it is up, or there is none)."""
+        if self.device is not None or self.opener is None or self.failed_at is None:
+            return None
+        return self.failed_at + RETRY_S
+
     def show(self, frame: Image.Image, now: float) -> bool:
         """Send `frame` if it differs from the last one sent; True if it was sent."""
         if self.device is None:
