@@ -238,3 +238,11 @@ def test_neighbouring_pages_share_one_transfer_and_bus_time_is_counted():
     ours.display(frame)
     assert panel.transfers - before == 2                        # one window, one data transfer
     assert ours.bus.bits - before_bits == transfer_bits(6) + transfer_bits(4 * 21)
+
+
+def test_columns_changing_on_the_same_pages_get_one_tall_window_each():
+    """Four big numbers changing on pages 1-3 (a Hands Up! beat): one window per number,
+    three pages tall - fewer bit times than a window per page and number, or one wide window."""
+    number = [(10, 20), (40, 50), (70, 80), (100, 110)]
+    windows = plan_windows([[], number, number, number, [], [], [], []])
+    assert windows == [(c0, c1, 1, 3) for c0, c1 in number]

@@ -69,26 +69,41 @@ def changed_runs(old: bytes, new: bytes, width: int, pages: int,
     return runs
 
 
+def _clusters(spans: list[Span], pages: int) -> list[Span]:
+    """Column ranges covering `spans` for a window `pages` tall: overlapping ranges merge, and
+    so do ranges whose gap costs less to resend than another window."""
+    out: list[Span] = []
+    for c0, c1 in sorted(spans):
+        if out and (c0 - out[-1][1] - 1) * BYTE_BITS * pages <= WINDOW_BITS:
+            out[-1] = (out[-1][0], max(out[-1][1], c1))
+        else:
+            out.append((c0, c1))
+    return out
+
+
 def plan_windows(runs: list[list[Span]]) -> list[Window]:
-    """Address windows covering every changed run, choosing per stretch of pages between one
-    window per run and one window over several pages (which resends the bytes between)."""
+    """Address windows covering every changed run at the least bus time: the pages are cut
+    into stretches (a small dynamic programme over the 8 pages); each stretch gets one window
+    per cluster of changed columns, as tall as the stretch (the pointer wraps from c1 of one
+    page to c0 of the next), which resends the unchanged bytes inside it."""
     n = len(runs)
     best = [0] * (n + 1)                       # bit times to send the changes of pages < i
     came: list[tuple[int, list[Window]]] = [(0, [])] * (n + 1)
     for i in range(1, n + 1):
-        page = runs[i - 1]
-        if not page:
+        if not runs[i - 1]:
             best[i], came[i] = best[i - 1], (i - 1, [])
             continue
-        best[i] = best[i - 1] + sum(WINDOW_BITS + BYTE_BITS * (c1 - c0 + 1) for c0, c1 in page)
-        came[i] = (i - 1, [(c0, c1, i - 1, i - 1) for c0, c1 in page])
-        c0, c1 = page[0][0], page[-1][1]
-        for j in range(i - 2, -1, -1):         # one window over pages j..i-1
-            if runs[j]:
-                c0, c1 = min(c0, runs[j][0][0]), max(c1, runs[j][-1][1])
-                cost = best[j] + WINDOW_BITS + BYTE_BITS * (i - j) * (c1 - c0 + 1)
-                if cost < best[i]:
-                    best[i], came[i] = cost, (j, [(c0, c1, j, i - 1)])
+        best[i] = -1
+        spans: list[Span] = []
+        for j in range(i - 1, -1, -1):         # windows over pages j..i-1
+            spans += runs[j]
+            if not runs[j]:
+                continue
+            height = i - j
+            clusters = _clusters(spans, height)
+            cost = best[j] + sum(WINDOW_BITS + BYTE_BITS * height * (c1 - c0 + 1) for c0, c1 in clusters)
+            if best[i] < 0 or cost < best[i]:
+                best[i], came[i] = cost, (j, [(c0, c1, j, i - 1) for c0, c1 in clusters])
     windows: list[Window] = []
     i = n
     while i > 0:
