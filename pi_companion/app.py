@@ -59,8 +59,6 @@ class Box:
         self._kick_due = 0.0                 # time.monotonic() of the next watchdog ping
         self.on_exit = on_exit               # called on the loop thread when the loop ends
         self.asked_to_stop = False
-        self.wakeups = 0                     # loop wake-ups with no input (timers, watchdog)
-        self.frames_drawn = 0                # render() calls
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
         pins = load_pinmap(overrides=config.pins)
         n = len(config.players)
@@ -257,7 +255,6 @@ class Box:
             try:                       # an edge queued as the wait ran out still counts first
                 item = self.queue.get_nowait()
             except queue.Empty:
-                self.wakeups += 1
                 if timer:
                     self.handle(Wake())
                 retry = self.display.retry_at()
@@ -330,7 +327,6 @@ class Box:
     def draw(self) -> None:
         """Render the engine's state; the display sends it only if it changed."""
         self.stale = False
-        self.frames_drawn += 1
         frame = render(self.engine)
         if self.display.show(frame, self.now()) and self.on_frame is not None:
             self.on_frame(frame)
