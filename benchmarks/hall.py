@@ -2,26 +2,33 @@
 
 Three depths: the pure decoder (`core.quadrature`), the engine fed `HallLevel` events (debounce,
 timers, the All Wound Up check), and end to end: gpiozero mock pins driven as fast as the main
-thread can, through the edge queue and the Box's loop thread into an open wind check. The
+thread can, through the edge queue and the Box's loop thread into an open wind check - without
+a game log, and with the durable log on a real file (the daemon's configuration; one fsync per
+edge until the log's writer group-commits). The
 yardstick is a fast hand: 10 turns a second of a 4-step-per-turn turntable = 40 edges/s.
 """
 from __future__ import annotations
 
+import tempfile
 import time
 from typing import Any
 
-from harness import Jump, JumpFactory, WatchedPin, make_box, pin
+from harness import ROOT, Jump, JumpFactory, WatchedPin, make_box, pin
 
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge, HallLevel
 from pi_companion.core.quadrature import Quadrature
 from pi_companion.games import registry
+from pi_companion.store import GameLog
 
 HAND_EDGES_PER_S = 40
 DECODER_EDGES = 400_000
 ENGINE_EDGES = 100_000
 BOX_EDGES = 2_000
+# Fewer with the log on: at a few hundred fsyncs a second, 2 000 edges would put the loop more
+# than 10 s behind the pins, and the box takes edges that old for a clock that jumped.
+LOGGED_EDGES = 500
 # Clockwise seen from above: (A, B) = 00 -> 10 -> 11 -> 01 -> 00, one step per edge.
 FORWARD = (("A", 1), ("B", 1), ("A", 0), ("B", 0))
 PLAYERS = ("Ada", "Ben", "Cy", "Di")
@@ -50,11 +57,16 @@ def engine(n: int) -> dict[str, Any]:
     return {"edges": n, "edges_per_s": n / elapsed, "lost_steps": n - steps, "invalid": e.hall.invalid}
 
 
-def box(n: int) -> dict[str, Any]:
+def box(n: int, logged: bool = False) -> dict[str, Any]:
     """Mock pins -> edge queue -> the Box's loop thread -> the engine; wall clock throughout."""
     factory = JumpFactory(pin_class=WatchedPin)
-    config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False)
-    b = make_box(config, factory)
+    # The longest settle wait: a loaded machine may stall the driving thread for a second or
+    # more, and the check must stay open however slowly the edges come.
+    config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False,
+                    games={"all-wound-up": {"settle_ms": 10000}})
+    store_dir = tempfile.TemporaryDirectory(prefix="bench-hall-", dir=ROOT) if logged else None
+    store = GameLog(store_dir.name) if store_dir is not None else None
+    b = make_box(config, factory, store=store)
     b.start()
     a, bb = pin(factory, "HALL_A"), pin(factory, "HALL_B")
     drive = {("A", 1): a.drive_high, ("A", 0): a.drive_low, ("B", 1): bb.drive_high, ("B", 0): bb.drive_low}
@@ -78,6 +90,8 @@ def box(n: int) -> dict[str, Any]:
     finally:
         b.close()
         factory.reset()
+        if store_dir is not None:
+            store_dir.cleanup()
 
 
 def wait_for(predicate: Any, timeout: float = 10.0) -> None:
@@ -94,4 +108,5 @@ def run() -> dict[str, Any]:
         "decoder": decoder(DECODER_EDGES),
         "engine": engine(ENGINE_EDGES),
         "box": box(BOX_EDGES),
+        "box_logged": box(LOGGED_EDGES, logged=True),
     }

@@ -4,12 +4,16 @@ The daemon is what systemd runs (`pi-companion run`), here with mock pins, luma'
 an absent config file (defaults) and a fresh state directory, under a NOTIFY_SOCKET we bind.
 
 - Start-up: from just before the process is spawned to the READY=1 datagram. Floor: the same
-  interpreter spawned to import gpiozero, luma.oled and pyserial and write one byte. One
-  warm-up run each (bytecode caches), then RUNS interleaved pairs; medians reported. To
-  split the gap, the same spawn importing only our daemon's modules is timed alongside.
-- Peak RSS: VmHWM from /proc/PID/status, at READY and again after the idle window.
+  interpreter spawned to import gpiozero, luma.oled and pyserial and write one byte. First our
+  package is byte-compiled (`python -m compileall`, as `make install` does), then one warm-up
+  run each, then RUNS interleaved triples (floor, our imports, daemon); medians reported. The
+  third spawn (our daemon's modules imported, nothing run) shows where the gap is.
+- Memory: VmHWM (peak RSS) from /proc/PID/status, of the daemon at READY and after the idle
+  window, against the floor process's VmHWM once it has imported the three libraries.
 - Idle: CPU time of every thread of the running daemon (per-task schedstat, ns) over IDLE_S,
   beside `sleep IDLE_S` (its rusage) started at the same moment; wake-ups are context switches.
+  The daemon runs under the unit's watchdog (WATCHDOG_USEC for WatchdogSec=10: a ping every
+  5 s), as systemd starts it.
 """
 from __future__ import annotations
 
@@ -25,9 +29,12 @@ from typing import Any
 
 from harness import median
 
-RUNS = 5
-IDLE_S = 10.0
+RUNS = 15
+IDLE_S = 25.0
+WATCHDOG_USEC = 10_000_000          # systemd/pi-companion.service: WatchdogSec=10
 FLOOR_CODE = "import gpiozero, luma.oled.device, serial, os; os.write(1, b'x')"
+FLOOR_HOLD_CODE = ("import gpiozero, luma.oled.device, serial, os, sys; os.write(1, b'x'); "
+                   "sys.stdin.read()")
 # Not a baseline but the split of the gap: our own modules imported, nothing run.
 OURS_CODE = "import pi_companion.cli, pi_companion.app, pi_companion.daemon, os; os.write(1, b'x')"
 
@@ -42,7 +49,7 @@ def daemon_command(tmp: Path) -> list[str]:
 class Daemon:
     """One `pi-companion run` under our own NOTIFY_SOCKET."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, watchdog: bool = False) -> None:
         self.tmp = tmp
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         path = tmp / "notify.sock"
@@ -51,6 +58,8 @@ class Daemon:
         self.sock.settimeout(30)
         env = {k: v for k, v in os.environ.items() if not k.startswith("WATCHDOG_")}
         env["NOTIFY_SOCKET"] = str(path)
+        if watchdog:
+            env["WATCHDOG_USEC"] = str(WATCHDOG_USEC)
         self.stderr = open(tmp / "stderr.log", "wb")
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(daemon_command(tmp), env=env, stdout=subprocess.DEVNULL,
@@ -129,7 +138,31 @@ def daemon_once(base: Path, i: int) -> tuple[float, int]:
     return d.ready_after, hwm
 
 
+def floor_rss_kb() -> int:
+    """VmHWM of a process that imported gpiozero, luma.oled and pyserial (and holds)."""
+    proc = subprocess.Popen([sys.executable, "-c", FLOOR_HOLD_CODE], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        if proc.stdout.read(1) != b"x":
+            raise RuntimeError("the import floor failed")
+        for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        raise RuntimeError("no VmHWM")
+    finally:
+        proc.stdin.close()
+        proc.wait()
+
+
+def compile_bytecode() -> None:
+    import pi_companion
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(pi_companion.__file__).parent)],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
 def startup(base: Path) -> dict[str, Any]:
+    compile_bytecode()
     floor_once()
     daemon_once(base, 0)
     floors, readies, hwms, imports = [], [], [], []
@@ -142,15 +175,16 @@ def startup(base: Path) -> dict[str, Any]:
     return {"runs": RUNS, "ready_s": median(readies), "ready_min_s": min(readies),
             "floor_s": median(floors), "floor_min_s": min(floors),
             "ratio": median(readies) / median(floors), "peak_rss_kb": max(hwms),
-            "our_imports_s": median(imports)}
+            "our_imports_s": median(imports), "floor_rss_kb": floor_rss_kb(),
+            "ratios_each_run": [r / f for r, f in zip(readies, floors)]}
 
 
 def idle(base: Path) -> dict[str, Any]:
     tmp = base / "idle"
     tmp.mkdir()
-    d = Daemon(tmp)
+    d = Daemon(tmp, watchdog=True)
     try:
-        time.sleep(1.0)                                   # past start-up
+        time.sleep(2.0)                                   # past start-up and the first frame
         cpu0, sw0 = d.cpu_ns(), d.switches()
         sleeper = subprocess.Popen(["sleep", str(IDLE_S)])
         start = time.perf_counter()

@@ -1,8 +1,10 @@
 """The live box: pins and the puck feed one queue; one loop thread owns the engine and the outputs.
 
-The loop blocks on the queue until the next input or the engine's next deadline (no polling),
-feeds the engine, then applies what changed: LEDs, sounds, the OLED frame (only if it changed),
-and the systemd watchdog.
+The loop blocks on the queue until the next input or the next real timer - the engine's next
+deadline, the watchdog's next ping, a failed display's retry - and nothing else (no polling, no
+periodic redraw). It feeds the engine, then applies what changed: LEDs and sounds at once, the
+OLED frame once nothing is pending and no fair-press settle window is open (a frame holds the
+interpreter for a millisecond or more: a late press callback must not wait behind it).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from .store import GameLog
 from .ui.screens import farewell, render
 
 log = logging.getLogger(__name__)
-MAX_WAIT_S = 1.0       # the loop wakes at least this often (watchdog, display retry)
+MAX_WAIT_S = 1.0       # the watchdog ping period when the caller gives none
 CLOCK_SKEW_S = 10.0    # edge ticks this far off the loop clock are on another epoch: re-based
 PUCK_EDGE_AGE_MAX_MS = 1000   # a puck's since_edge_ms beyond this is taken as this (a report
                               # on change comes within 20 ms of the edge)
@@ -53,13 +55,19 @@ class Box:
                  on_frame: Callable[[Any], None] | None = None,
                  on_request: Callable[[Request], None] | None = None,
                  watchdog: Callable[[], None] | None = None,
-                 store: GameLog | None = None) -> None:
+                 watchdog_s: float | None = None,
+                 store: GameLog | None = None,
+                 on_exit: Callable[[], None] | None = None) -> None:
         self.config = config
         self.factory = factory
         self.display = display
         self.on_frame = on_frame
         self.on_request = on_request
         self.watchdog = watchdog
+        self.watchdog_s = watchdog_s if watchdog_s is not None else MAX_WAIT_S
+        self._kick_due = 0.0                 # time.monotonic() of the next watchdog ping
+        self.on_exit = on_exit               # called on the loop thread when the loop ends
+        self.asked_to_stop = False
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
         pins = load_pinmap(overrides=config.pins)
         n = len(config.players)
@@ -208,33 +216,71 @@ class Box:
         self.thread.start()
 
     def stop(self) -> None:
+        self.asked_to_stop = True
         self.queue.put(None)
         if self.thread is not None:
             self.thread.join(timeout=5)
 
     def loop(self) -> None:
-        while True:
-            try:
-                if not self._turn():
-                    return
-            except Exception:  # a bug in one event must not stop the box
-                log.exception("error in the box loop")
-                time.sleep(0.05)
-            if self.watchdog is not None:
+        try:
+            while True:
+                try:
+                    if not self._turn():
+                        return
+                except Exception:  # a bug in one event must not stop the box
+                    log.exception("error in the box loop")
+                    time.sleep(0.05)
+                self._kick()
+        finally:
+            if self.on_exit is not None:
+                self.on_exit()
+
+    def _kick(self) -> None:
+        """Ping the watchdog when its period is up (the loop wakes for it: see `_wait`)."""
+        if self.watchdog is not None:
+            now = time.monotonic()
+            if now >= self._kick_due:
+                self._kick_due = now + self.watchdog_s
                 self.watchdog()
+
+    def _wait(self) -> tuple[float | None, bool]:
+        """Seconds until the loop must wake with no input (None: only an input wakes it), and
+        whether an engine timer is due by then."""
+        now = self.now()
+        waits: list[float] = []
+        deadline = self.engine.next_deadline()
+        if deadline is not None:
+            waits.append(deadline - now)
+        retry = self.display.retry_at()
+        if retry is not None:
+            waits.append(retry - now)
+        if self.watchdog is not None:
+            waits.append(self._kick_due - time.monotonic())
+        if not waits:
+            return None, False
+        wait = max(0.0, min(waits))
+        return wait, deadline is not None and deadline - now <= wait
 
     def _turn(self) -> bool:
         """One pass of the loop: draw if idle, else wait for an input or the next timer and
         handle it. False when asked to stop."""
-        deadline = self.engine.next_deadline()
-        wait = MAX_WAIT_S if deadline is None else min(MAX_WAIT_S, max(0.0, deadline - self.now()))
-        if self.stale and wait > 0 and self.queue.empty():
+        wait, timer = self._wait()
+        if (self.stale and (wait is None or wait > 0) and not self.engine.settling
+                and self.queue.empty()):
             self.draw()                # only when nothing is pending: a frame never delays a buzz
             return True
         try:
             item = self.queue.get(timeout=wait)
         except queue.Empty:
-            item = Wake()
+            try:                       # an edge queued as the wait ran out still counts first
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                if timer:
+                    self.handle(Wake())
+                retry = self.display.retry_at()
+                if retry is not None and retry <= self.now():
+                    self.stale = True  # the display may be back: draw to find out
+                return True
         if item is None:
             return False
         self.handle(item)

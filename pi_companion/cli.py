@@ -106,7 +106,7 @@ def parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="the daemon: real pins and display on a Pi",
                        epilog=games_help(), formatter_class=formatter)
-    box_options(r, ("auto", "mock"), ("auto", "ssd1306", "dummy", "none"))
+    box_options(r, ("auto", "mock"), ("auto", "ssd1306", "sh1106", "dummy", "none"))
     r.set_defaults(func=cmd_run)
     s = sub.add_parser("simulate", help="the emulated box in this terminal (keys are the buttons)",
                        description="The emulated box: mock pins driven by the keyboard, the OLED "

@@ -121,7 +121,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     },
     "input": {"debounce_ms": ("debounce_ms", _num(5, 50))},
     "display": {
-        "driver": ("display", _choice("auto", "ssd1306", "dummy", "none")),
+        "driver": ("display", _choice("auto", "ssd1306", "sh1106", "dummy", "none")),
         "i2c_port": ("i2c_port", _int(0, 20)),
         "i2c_address": ("i2c_address", _int(0x03, 0x77)),
         "rotate": ("rotate", _int(0, 3)),

@@ -81,21 +81,17 @@ def make_display(driver: str, config: Config) -> Any:
 
 
 class Watchdog:
-    """Sends WATCHDOG=1 from the box loop, at most once per half WatchdogSec: a hung loop stops it."""
+    """WATCHDOG=1 from the box loop (a hung loop stops it). The loop calls `kick` once per
+    `interval` (half WatchdogSec, from WATCHDOG_USEC) and wakes for nothing else when idle;
+    with no watchdog configured there is no interval and the loop never wakes for it."""
 
     def __init__(self) -> None:
         from . import systemd
         self.notify = systemd.notify
         self.interval = systemd.watchdog_interval()
-        self.last = 0.0
 
     def kick(self) -> None:
-        if self.interval is None:
-            return
-        now = time.monotonic()
-        if now - self.last >= self.interval:
-            self.last = now
-            self.notify("WATCHDOG=1")
+        self.notify("WATCHDOG=1")
 
 
 def main(args: Any) -> int:
@@ -115,6 +111,7 @@ def main(args: Any) -> int:
     display = make_display(args.display if args.display != "auto" else config.display, config)
     stop = threading.Event()
     shutdown = threading.Event()
+    signalled = threading.Event()
 
     def on_request(req: Request) -> None:
         if req.name == "shutdown":
@@ -125,20 +122,27 @@ def main(args: Any) -> int:
     from .store import GameLog
     store = GameLog(config.state_dir, config.history)
     try:
-        box = Box(config, factory, display, on_request=on_request, watchdog=watchdog.kick, store=store)
+        box = Box(config, factory, display, on_request=on_request, store=store, on_exit=stop.set,
+                  watchdog=watchdog.kick if watchdog.interval is not None else None,
+                  watchdog_s=watchdog.interval)
     except OSError as err:
         print(f"pi-companion: state directory {config.state_dir}: {err.strerror}; "
               "set box.state_dir or --state-dir", file=sys.stderr)
         return EXIT_CONFIG
+    def on_signal(*_: Any) -> None:
+        signalled.set()
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     box.start()
     systemd.notify("READY=1")
     log.info("ready: %s for %s", config.game, ", ".join(config.players))
-    while not stop.wait(1.0):
-        if box.thread is not None and not box.thread.is_alive():
-            log.error("the loop thread died; exiting for systemd to restart us")
-            return EXIT_HARDWARE
+    # No periodic wake-up here: a signal, a shutdown request or the loop's end sets `stop`.
+    stop.wait()
+    if not (signalled.is_set() or shutdown.is_set()):
+        log.error("the loop thread ended; exiting for systemd to restart us")
+        return EXIT_HARDWARE
     systemd.notify("STOPPING=1")
     if shutdown.is_set():
         from .ui.screens import message_frame

@@ -51,7 +51,8 @@ def check_display(config: Any) -> Result:
                         "the box plays on without a screen meanwhile")
     from .hw.display import open_device
     try:
-        open_device("ssd1306", config.i2c_port, config.i2c_address)
+        open_device("sh1106" if config.display == "sh1106" else "ssd1306",
+                    config.i2c_port, config.i2c_address)
     except Exception as err:
         return ("warn", f"no OLED answered at {config.i2c_address:#04x} on {bus} ({err}): "
                         "check SDA/SCL/3V3/GND and the address (i2cdetect -y 1)")

@@ -39,13 +39,14 @@ class Panel:
         self.cols, self.rows = (0, width - 1), (0, pages - 1)
         self.col, self.page = 0, 0
         self.pending: list[int] = []
-        self.command_bytes = self.data_bytes = 0
+        self.command_bytes = self.data_bytes = self.transfers = 0
         self.fail: OSError | None = None
 
     def command(self, *cmd: int) -> None:
         if self.fail is not None:
             raise self.fail
         self.command_bytes += len(cmd)
+        self.transfers += 1
         for byte in cmd:
             self.pending.append(byte)
             op = self.pending[0]
@@ -69,6 +70,7 @@ class Panel:
         assert not self.pending, "data in the middle of a command"
         assert self.mode == 0, "only horizontal addressing is emulated"
         self.data_bytes += len(data)
+        self.transfers += 1
         for byte in data:
             assert 0 <= byte <= 255
             self.gram[self.page * self.width + self.col] = byte
@@ -211,3 +213,36 @@ def test_the_display_layer_drives_it():
     assert not display.show(frame.copy(), 0.1)          # unchanged: skipped above the driver
     assert panel.sent == before
     assert bytes(panel.gram) == page_bytes(frame, 8)
+
+
+def test_an_update_in_the_window_the_controller_holds_is_one_data_transfer():
+    """A blinking mark (the same bytes change each time): after its first update, no command."""
+    ours, panel, stock, their_panel = pair()
+    frames = [Image.new("1", (128, 64)) for _ in range(2)]
+    ImageDraw.Draw(frames[1]).rectangle((40, 20, 60, 30), fill=1)
+    for n in range(6):
+        before = panel.transfers
+        ours.display(frames[n % 2])
+        if n >= 2:
+            assert panel.transfers - before == 1          # the data only: the window is held
+    stock.display(frames[1])
+    assert panel.gram == their_panel.gram
+
+
+def test_neighbouring_pages_share_one_transfer_and_bus_time_is_counted():
+    from pi_companion.hw.ssd1306_dirty import transfer_bits
+    ours, panel, _, _ = pair()
+    frame = Image.new("1", (128, 64))
+    ImageDraw.Draw(frame).rectangle((10, 4, 30, 27), fill=1)   # pages 0-3, columns 10-30
+    before_bits, before = ours.bus.bits, panel.transfers
+    ours.display(frame)
+    assert panel.transfers - before == 2                        # one window, one data transfer
+    assert ours.bus.bits - before_bits == transfer_bits(6) + transfer_bits(4 * 21)
+
+
+def test_columns_changing_on_the_same_pages_get_one_tall_window_each():
+    """Four big numbers changing on pages 1-3 (a Hands Up! beat): one window per number,
+    three pages tall - fewer bit times than a window per page and number, or one wide window."""
+    number = [(10, 20), (40, 50), (70, 80), (100, 110)]
+    windows = plan_windows([[], number, number, number, [], [], [], []])
+    assert windows == [(c0, c1, 1, 3) for c0, c1 in number]

@@ -109,6 +109,12 @@ class Engine:
         """The button test is on screen: every input is shown, none reaches the game."""
         return self.menu is not None and self.menu.button_test
 
+    @property
+    def settling(self) -> bool:
+        """A fair-press settle window is open: presses still being collected, no winner yet.
+        (A live loop should keep the CPU free meanwhile: a late press callback must run.)"""
+        return self.window is not None
+
     def held(self) -> list[str]:
         """The buttons down right now (debounced)."""
         return [name for name, deb in self.buttons.items() if deb.logical]

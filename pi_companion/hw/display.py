@@ -1,4 +1,4 @@
-"""The OLED: an SSD1306 over I2C on the Pi, luma's dummy device elsewhere; frames sent only on change.
+"""The OLED: an SSD1306 or SH1106 over I2C on the Pi, luma's dummy device elsewhere; frames sent only on change.
 
 A display that is missing or fails at runtime never stops the game: the error is logged once,
 frames are dropped, and the device is reopened after a back-off.
@@ -15,15 +15,20 @@ RETRY_S = 5.0
 
 
 def open_device(driver: str, port: int = 1, address: int = 0x3C, rotate: int = 0) -> Any:
-    """A luma device: `ssd1306` (I2C; our dirty-page driver, which sends only the changed
-    parts of each frame) or `dummy` (keeps the last frame in `.image`)."""
+    """A luma device: `ssd1306` or `sh1106` (I2C; our dirty-page drivers, which send only the
+    changed parts of each frame) or `dummy` (keeps the last frame in `.image`)."""
     if driver == "dummy":
         from luma.core.device import dummy
         return dummy(width=128, height=64, mode="1")
+    if driver not in ("ssd1306", "sh1106"):
+        raise ValueError(f"unknown display driver {driver!r}")
     from luma.core.interface.serial import i2c
-
+    serial = i2c(port=port, address=address)
+    if driver == "sh1106":
+        from .sh1106_dirty import DirtySH1106
+        return DirtySH1106(serial, width=128, height=64, rotate=rotate)
     from .ssd1306_dirty import DirtySSD1306
-    return DirtySSD1306(i2c(port=port, address=address), width=128, height=64, rotate=rotate)
+    return DirtySSD1306(serial, width=128, height=64, rotate=rotate)
 
 
 class Display:
@@ -61,6 +66,12 @@ class Display:
         self.device = None
         self.failed_at = now
         self.errors += 1
+
+    def retry_at(self) -> float | None:
+        """When a failed display is next tried again (None: it is up, or there is none)."""
+        if self.device is not None or self.opener is None or self.failed_at is None:
+            return None
+        return self.failed_at + RETRY_S
 
     def show(self, frame: Image.Image, now: float) -> bool:
         """Send `frame` if it differs from the last one sent; True if it was sent."""

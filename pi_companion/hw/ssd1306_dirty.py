@@ -1,12 +1,16 @@
 """An SSD1306 driver that sends only what changed: luma's set-up, our own frame transfer.
 
 The panel's GDDRAM is `height / 8` pages (8 pixel rows each, least significant bit on top) of
-`width` column bytes. luma's `ssd1306.display()` rewrites all of it on every frame (1 024 data
-+ 6 command bytes at 128x64). This driver keeps a copy of what the panel holds and sends, per
-frame, only the changed runs of columns of each changed page. Each run is an address window
-(COLUMNADDR c0 c1, PAGEADDR p0 p1: 6 command bytes) in the horizontal addressing mode luma's
-initialisation selects; runs a few columns apart share a window, and so do neighbouring
-pages, wherever that sends fewer bytes.
+`width` column bytes. luma's `ssd1306.display()` rewrites all of it on every frame (two I2C
+transfers: 6 command bytes, 1 024 data bytes). This driver keeps a copy of what the panel holds
+and sends, per frame, only the changed runs of columns of each changed page. What it minimises
+is bus time, not bytes: every I2C transfer also costs a start, the address byte, the control
+byte and a stop (`transfer_bits`), so each run is an address window (COLUMNADDR c0 c1,
+PAGEADDR p0 p1, in the horizontal addressing mode luma's initialisation selects) written in
+one data transfer; runs a few columns apart share a window, and so do neighbouring pages (the
+controller's pointer wraps from c1 of one page to c0 of the next), wherever that costs fewer
+bit times. A window the controller already holds (the pointer wraps back to its start after a
+complete write) is not sent again, nor is a half of it that did not change.
 
 The copy is trusted only after a transfer completes: if `command()` or `data()` raises, it is
 dropped and the next frame goes out whole. `invalidate()` does the same on request (e.g. the
@@ -19,7 +23,18 @@ from typing import Any
 from luma.oled.device import ssd1306
 from PIL import Image
 
-WINDOW_BYTES = 6          # COLUMNADDR, start, end, PAGEADDR, start, end
+BUS_HZ = 400_000          # I2C fast mode, as the Pi's bus is usually set for an OLED
+
+
+def transfer_bits(n: int) -> int:
+    """Bus bit times of one I2C write of `n` bytes after the control byte: a start condition,
+    the address byte, the control byte (command or data), the bytes (8 bits + ACK each), a
+    stop condition."""
+    return 1 + 9 * (2 + n) + 1
+
+
+WINDOW_BITS = transfer_bits(6) + transfer_bits(0)  # COLUMNADDR+PAGEADDR, and the data's header
+BYTE_BITS = 9
 Span = tuple[int, int]    # first and last column of a run of changed bytes in one page
 Window = tuple[int, int, int, int]   # c0, c1, p0, p1 (inclusive)
 
@@ -34,9 +49,10 @@ def page_bytes(image: Image.Image, pages: int) -> bytes:
     return b"".join(columns[p::pages] for p in range(pages))
 
 
-def changed_runs(old: bytes, new: bytes, width: int, pages: int) -> list[list[Span]]:
-    """For each page, its runs of changed columns (first, last); runs closer than a window's
-    cost are joined, since resending a few unchanged bytes is cheaper than a new window."""
+def changed_runs(old: bytes, new: bytes, width: int, pages: int,
+                 join_bits: int = WINDOW_BITS) -> list[list[Span]]:
+    """For each page, its runs of changed columns (first, last); runs closer than a new
+    window's cost (`join_bits`) are joined: resending a few unchanged bytes is cheaper."""
     runs: list[list[Span]] = []
     for p in range(pages):
         lo = p * width
@@ -45,7 +61,7 @@ def changed_runs(old: bytes, new: bytes, width: int, pages: int) -> list[list[Sp
             for c in range(width):
                 if old[lo + c] == new[lo + c]:
                     continue
-                if page and c - page[-1][1] <= WINDOW_BYTES:
+                if page and (c - page[-1][1] - 1) * BYTE_BITS <= join_bits:
                     page[-1] = (page[-1][0], c)
                 else:
                     page.append((c, c))
@@ -53,26 +69,41 @@ def changed_runs(old: bytes, new: bytes, width: int, pages: int) -> list[list[Sp
     return runs
 
 
+def _clusters(spans: list[Span], pages: int) -> list[Span]:
+    """Column ranges covering `spans` for a window `pages` tall: overlapping ranges merge, and
+    so do ranges whose gap costs less to resend than another window."""
+    out: list[Span] = []
+    for c0, c1 in sorted(spans):
+        if out and (c0 - out[-1][1] - 1) * BYTE_BITS * pages <= WINDOW_BITS:
+            out[-1] = (out[-1][0], max(out[-1][1], c1))
+        else:
+            out.append((c0, c1))
+    return out
+
+
 def plan_windows(runs: list[list[Span]]) -> list[Window]:
-    """Address windows covering every changed run, choosing per stretch of pages between one
-    window per run and one window over several pages (which resends the bytes between)."""
+    """Address windows covering every changed run at the least bus time: the pages are cut
+    into stretches (a small dynamic programme over the 8 pages); each stretch gets one window
+    per cluster of changed columns, as tall as the stretch (the pointer wraps from c1 of one
+    page to c0 of the next), which resends the unchanged bytes inside it."""
     n = len(runs)
-    best = [0] * (n + 1)                       # bytes to send the changes of pages < i
+    best = [0] * (n + 1)                       # bit times to send the changes of pages < i
     came: list[tuple[int, list[Window]]] = [(0, [])] * (n + 1)
     for i in range(1, n + 1):
-        page = runs[i - 1]
-        if not page:
+        if not runs[i - 1]:
             best[i], came[i] = best[i - 1], (i - 1, [])
             continue
-        best[i] = best[i - 1] + sum(WINDOW_BYTES + c1 - c0 + 1 for c0, c1 in page)
-        came[i] = (i - 1, [(c0, c1, i - 1, i - 1) for c0, c1 in page])
-        c0, c1 = page[0][0], page[-1][1]
-        for j in range(i - 2, -1, -1):         # one window over pages j..i-1
-            if runs[j]:
-                c0, c1 = min(c0, runs[j][0][0]), max(c1, runs[j][-1][1])
-                cost = best[j] + WINDOW_BYTES + (i - j) * (c1 - c0 + 1)
-                if cost < best[i]:
-                    best[i], came[i] = cost, (j, [(c0, c1, j, i - 1)])
+        best[i] = -1
+        spans: list[Span] = []
+        for j in range(i - 1, -1, -1):         # windows over pages j..i-1
+            spans += runs[j]
+            if not runs[j]:
+                continue
+            height = i - j
+            clusters = _clusters(spans, height)
+            cost = best[j] + sum(WINDOW_BITS + BYTE_BITS * height * (c1 - c0 + 1) for c0, c1 in clusters)
+            if best[i] < 0 or cost < best[i]:
+                best[i], came[i] = cost, (j, [(c0, c1, j, i - 1) for c0, c1 in clusters])
     windows: list[Window] = []
     i = n
     while i > 0:
@@ -81,37 +112,69 @@ def plan_windows(runs: list[list[Span]]) -> list[Window]:
     return windows
 
 
+class BusCount:
+    """What a driver's frame transfers cost the bus: transfers, bytes, I2C bit times."""
+
+    def __init__(self) -> None:
+        self.transfers = self.bytes = self.bits = 0
+
+    def add(self, n: int) -> None:
+        self.transfers += 1
+        self.bytes += n
+        self.bits += transfer_bits(n)
+
+    @property
+    def seconds(self) -> float:
+        return self.bits / BUS_HZ
+
+
 class DirtySSD1306(ssd1306):  # type: ignore[misc]
     """luma's ssd1306 (same constructor, same set-up) whose `display()` sends only changes."""
 
     def __init__(self, serial_interface: Any = None, width: int = 128, height: int = 64,
                  rotate: int = 0, **kwargs: Any) -> None:
         self._panel: bytes | None = None       # what the panel holds, when known
-        self.bytes_sent = 0                    # command + data bytes of frame transfers
+        self._window: Window | None = None     # the controller's address window, when known
+        self.bus = BusCount()                  # what frame transfers cost
         super().__init__(serial_interface, width, height, rotate, **kwargs)
+
+    @property
+    def bytes_sent(self) -> int:
+        return self.bus.bytes
 
     def invalidate(self) -> None:
         """Forget what the panel holds: the next frame is sent whole."""
         self._panel = None
+        self._window = None
 
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode
         assert image.size == self.size
         new = page_bytes(self.preprocess(image), self._pages)
         old, self._panel = self._panel, None   # unknown until the transfer completes
+        window, self._window = self._window, None
         if old is None:
             windows = [(0, self._w - 1, 0, self._pages - 1)]
+            window = None
         else:
             windows = plan_windows(changed_runs(old, new, self._w, self._pages))
-        for window in windows:
-            self._send(new, window)
+        for w in windows:
+            self._send(new, w, window)
+            window = w
+        self._window = window
         self._panel = new
 
-    def _send(self, buf: bytes, window: Window) -> None:
+    def _send(self, buf: bytes, window: Window, held: Window | None) -> None:
         c0, c1, p0, p1 = window
         w = self._w
-        self.command(self._const.COLUMNADDR, self._colstart + c0, self._colstart + c1,
-                     self._const.PAGEADDR, p0, p1)
+        cmd: list[int] = []
+        if held is None or held[:2] != (c0, c1):
+            cmd += [self._const.COLUMNADDR, self._colstart + c0, self._colstart + c1]
+        if held is None or held[2:] != (p0, p1):
+            cmd += [self._const.PAGEADDR, p0, p1]
+        if cmd:
+            self.command(*cmd)
+            self.bus.add(len(cmd))
         data = b"".join(buf[p * w + c0:p * w + c1 + 1] for p in range(p0, p1 + 1))
         self.data(list(data))
-        self.bytes_sent += WINDOW_BYTES + len(data)
+        self.bus.add(len(data))
