@@ -12,20 +12,18 @@ DEFAULT_CONFIG = Path("/etc/pi-companion/config.toml")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .replay import ScenarioError, load_scenario, run_scenario
+    from .replay import MAX_BYTES, ScenarioError, parse_scenario, run_scenario
     try:
-        text = sys.stdin.read() if args.scenario == "-" else Path(args.scenario).read_text()
+        if args.scenario == "-":
+            raw = sys.stdin.buffer.read(MAX_BYTES + 1)
+        else:
+            with open(args.scenario, "rb") as file:
+                raw = file.read(MAX_BYTES + 1)
     except OSError as err:
         print(f"scenario: cannot read {args.scenario}: {err.strerror}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        print(f"scenario: not valid JSON: {err.msg} at line {err.lineno} column {err.colno}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        scenario = load_scenario(data)
+        scenario = parse_scenario(raw)
     except ScenarioError as err:
         print(str(err), file=sys.stderr)
         return EXIT_USAGE
@@ -115,6 +113,8 @@ def parser() -> argparse.ArgumentParser:
     box_options(s, ("mock",), ("dummy", "none"))
     s.add_argument("--puck", choices=("fake",), help="fake: the turntable keys drive a software "
                    "wind puck on a pty, read through the real serial link")
+    s.add_argument("--pinmap", default="8players", help="pin map of the emulated box (default "
+                   "8players: a button for every player; replaces the config's pinmap and [pins])")
     s.set_defaults(func=cmd_simulate)
     rp = sub.add_parser("replay", help="play a scenario on a virtual clock; print the JSON report",
                         description="Play a scenario (docs/replay.md) on a virtual clock; print "

@@ -13,10 +13,21 @@ from .core.tunes import DEFAULT_TUNES, parse_tune
 
 DEFAULT_PLAYERS = ("Red", "Blue", "Green", "Yellow")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+PINMAPS = ("4players", "8players")     # the built-in pin maps; anything else is a file path
+MAX_CONFIG_BYTES = 1 << 20             # a config is a page of text; more is not a config
 
 
 class ConfigError(ValueError):
-    """A bad config: the message names the key and the problem."""
+    """A bad config: the message names the key and the problem, on one line (control
+    characters from the file, such as a newline in a quoted key, are shown escaped)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
+
+
+def one_line(text: str) -> str:
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
 @dataclass(frozen=True)
@@ -26,6 +37,7 @@ class Config:
     seed: int | None = None
     log_level: str = "info"
     state_dir: str = "/var/lib/pi-companion"
+    pinmap: str = "4players"
     history: int = 20
     debounce_ms: float = 5.0
     display: str = "auto"
@@ -44,6 +56,11 @@ class Config:
 
     def with_game(self, game: str) -> "Config":
         return replace(self, game=game)
+
+    def pin_map(self) -> dict[str, int]:
+        """{name: BCM pin}: the chosen pin map with this config's [pins] over it."""
+        from .hw.pinmap import load_pinmap
+        return load_pinmap(self.pinmap, overrides=self.pins)
 
 
 # section -> key -> (field, checker)
@@ -77,6 +94,36 @@ def _str(v: Any) -> str:
     return v
 
 
+def _text(v: Any) -> str:
+    """A name or a path: no control characters (a NUL cannot be in a path or on the OLED)."""
+    v = _str(v)
+    bad = next((c for c in v if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if bad is not None:
+        raise ValueError(f"must not contain control characters (found U+{ord(bad):04X})")
+    return v
+
+
+def _path(v: Any) -> str:
+    if not _text(v):
+        raise ValueError("must not be empty")
+    return v
+
+
+def _pinmap(v: Any) -> str:
+    v = _text(v)
+    if v in PINMAPS:
+        return v
+    what = f"must be {', '.join(PINMAPS)} or the absolute path of a pin map file"
+    if not v.startswith("/"):
+        raise ValueError(what)
+    from .hw.pinmap import PinMapError, load_pinmap
+    try:
+        load_pinmap(v)
+    except PinMapError as err:
+        raise ValueError(f"{what}: {'; '.join(err.problems)}") from None
+    return v
+
+
 def _bool(v: Any) -> bool:
     if not isinstance(v, bool):
         raise ValueError("must be true or false")
@@ -87,6 +134,8 @@ def _players(v: Any) -> tuple[str, ...]:
     if (not isinstance(v, list) or not 2 <= len(v) <= 8
             or not all(isinstance(p, str) and p.strip() for p in v)):
         raise ValueError("must be a list of 2 to 8 non-empty names")
+    for p in v:
+        _text(p)
     if len(set(v)) != len(v):
         raise ValueError("names must be unique")
     return tuple(v)
@@ -116,8 +165,9 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "players": ("players", _players),
         "seed": ("seed", _int(0, 2**63 - 1)),
         "log_level": ("log_level", _choice(*LOG_LEVELS)),
-        "state_dir": ("state_dir", _str),
+        "state_dir": ("state_dir", _path),
         "history": ("history", _int(0, 1000)),
+        "pinmap": ("pinmap", _pinmap),
     },
     "input": {"debounce_ms": ("debounce_ms", _num(5, 50))},
     "display": {
@@ -129,7 +179,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "sound": {"enabled": ("sound", _bool), "tunes": ("tunes", _tunes)},
     "wind": {
         "source": ("wind_source", _choice("gpio", "puck")),
-        "puck_port": ("puck_port", _str),
+        "puck_port": ("puck_port", _text),
     },
 }
 
@@ -157,7 +207,47 @@ def parse_config(data: dict[str, Any], source: str = "config") -> Config:
             except ValueError as err:
                 raise ConfigError(f"{source}: {section}.{key}: {err}") from None
     config = Config(**values)
-    return replace(config, games=_games(data.get("games", {}), config.players, source))
+    check_buttons(config, source)
+    config = replace(config, games=_games(data.get("games", {}), config.players, source))
+    check_game(config, source)
+    return config
+
+
+def check_game(config: Config, source: str = "") -> None:
+    """The game the box starts with takes this many players and these options."""
+    from .games.base import OptionError
+    at = f"{source}: " if source else ""
+    try:
+        rules = registry.get(config.game)
+    except ImportError:
+        raise ConfigError(f"{at}box.game: {config.game} is not available in this build") from None
+    if not rules.min_players <= len(config.players) <= rules.max_players:
+        raise ConfigError(f"{at}box.players: {config.game} takes {rules.min_players} to "
+                          f"{rules.max_players} players, the config names {len(config.players)}")
+    try:
+        rules.new_game(config.players, config.options_for(config.game), 0)
+    except OptionError as err:
+        raise ConfigError(f"{at}games.{config.game}.{str(err).removeprefix('options.')}") from None
+
+
+def check_buttons(config: Config, source: str = "config", key: str = "box.players") -> dict[str, int]:
+    """The config's pin map, checked; every player must have a button on it (else ConfigError
+    naming the first player without one)."""
+    from .hw.pinmap import player_buttons
+    try:
+        pins = config.pin_map()
+    except ValueError as err:
+        raise ConfigError(f"{source}: pins: {err}") from None
+    wired = player_buttons(pins)
+    for i, name in enumerate(config.players, start=1):
+        if f"P{i}" not in pins:
+            have = f"P1-P{len(wired)}" if wired == [f"P{j}" for j in range(1, len(wired) + 1)] \
+                else ", ".join(wired) or "no player buttons"
+            hint = ('set box.pinmap = "8players" if P5-P8 are wired, or '
+                    if config.pinmap == "4players" and i <= 8 else "")
+            raise ConfigError(f"{source}: {key}: {name!r} (player {i}) has no button: "
+                              f"pin map {config.pinmap} wires {have}; {hint}add P{i} to [pins]")
+    return pins
 
 
 def _pins(body: Any, source: str) -> dict[str, int]:
@@ -169,11 +259,6 @@ def _pins(body: Any, source: str) -> dict[str, int]:
             raise ConfigError(f"{source}: pins.{key}: unknown pin name")
         if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 27:
             raise ConfigError(f"{source}: pins.{key}: must be a BCM GPIO number from 2 to 27")
-    try:
-        from .hw.pinmap import load_pinmap
-        load_pinmap(overrides=body)
-    except ValueError as err:
-        raise ConfigError(f"{source}: pins: {err}") from None
     return dict(body)
 
 
@@ -203,20 +288,55 @@ def _games(body: Any, players: tuple[str, ...], source: str) -> dict[str, dict[s
 
 
 def load_config(path: Path, must_exist: bool = False) -> Config:
-    """Read and check `path`; an absent file means all defaults (unless `must_exist`)."""
+    """Read and check `path`; an absent file means all defaults (unless `must_exist`).
+
+    Whatever the file holds, the result is a Config or one ConfigError line: never another
+    exception (bytes that are not UTF-8, nesting too deep, numbers too long, ...)."""
+    data = read_toml(path, must_exist)
+    return Config() if data is None else parse_config(data, str(path))
+
+
+def read_toml(path: Path, must_exist: bool = False) -> dict[str, Any] | None:
+    """The file's TOML table, unchecked; None if it is absent (and may be)."""
     try:
-        text = path.read_text()
+        with open(path, "rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         if must_exist:
-            raise ConfigError(f"{path}: no such file") from None
-        return Config()
+            raise ConfigError(f"{path}: no such file (only the default config may be absent)") from None
+        return None
     except OSError as err:
-        raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
+        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes: not a config file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 (byte {raw[err.start]:#04x} at {where_in(raw, err.start)}): "
+                          "save the file as UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    return parse_config(data, str(path))
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML here: arrays or tables nested too deeply") from None
+    except ValueError as err:               # an integer of more than 4300 digits
+        why = ("an integer has more than 4300 digits" if "integer string conversion" in str(err)
+               else str(err))
+        raise ConfigError(f"{path}: not valid TOML here: {why}") from None
+    return data
+
+
+def where_in(raw: bytes, offset: int) -> str:
+    line = raw.count(b"\n", 0, offset) + 1
+    column = offset - raw.rfind(b"\n", 0, offset)
+    return f"line {line} column {column}"
+
+
+def load_config_arg(path: str) -> Config:
+    """The config named on the command line: only the default path may be absent."""
+    from .cli import DEFAULT_CONFIG
+    return load_config(Path(path), must_exist=Path(path) != DEFAULT_CONFIG)
 
 
 def template_text() -> str:

@@ -1,10 +1,11 @@
 """The replay contract: a scripted table session through the live pipeline on a virtual clock.
 
-`load_scenario` checks a parsed scenario and names the first problem (`ScenarioError`);
+`parse_scenario` reads a scenario file's bytes, `load_scenario` checks a parsed scenario and names the first problem (`ScenarioError`);
 `run_scenario` feeds it to the engine and returns the report. No file or clock is touched here.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +19,23 @@ TOP_KEYS = {"game", "players", "options", "seed", "end", "events"}
 BUTTON_NAMES = {f"P{i}" for i in range(1, 9)} | {"YES", "NO", "MENU"}
 KINDS = ("press", "release", "turn", "hall")
 
+# Limits (docs/replay.md, "Limits"): a scenario is a table session, not a stress test. Beyond
+# them it is rejected, so a replay always ends, in seconds and in a few megabytes.
+MAX_BYTES = 16 * 1024 * 1024       # the scenario text
+MAX_EVENTS = 100_000
+MAX_TIME_S = 6 * 3600.0            # every `t` and `end`: six hours of virtual time
+MAX_DEPTH = 32                     # arrays and objects inside one another
+SEED_RANGE = (-(2**63), 2**64 - 1)  # any 64-bit seed, signed or not
+
 
 class ScenarioError(ValueError):
-    """An invalid scenario; the message is the one line printed on stderr."""
+    """An invalid scenario; the message is the one line printed on stderr (control characters
+    from the scenario are shown escaped)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("".join(c if c.isprintable() or c == " "
+                                 else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                                 for c in message))
 
 
 @dataclass(frozen=True)
@@ -34,12 +49,64 @@ class Scenario:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:                  # an integer too large for a float
+        return False
+
+
+def _time(value: Any) -> bool:
+    """A number of seconds from 0 to MAX_TIME_S."""
+    return _number(value) and 0 <= value <= MAX_TIME_S
+
+
+def parse_scenario(raw: bytes) -> Scenario:
+    """The scenario in `raw` (a file's bytes), checked; ScenarioError names the first problem."""
+    if len(raw) > MAX_BYTES:
+        raise ScenarioError(f"scenario: larger than {MAX_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = err.start - raw.rfind(b"\n", 0, err.start)
+        raise ScenarioError(f"scenario: not UTF-8 (byte {raw[err.start]:#04x} at line {line} column {column})") from None
+
+    def constant(name: str) -> Any:
+        raise ScenarioError(f"scenario: not valid JSON: {name} is not a JSON number")
+    try:
+        data = json.loads(text, parse_constant=constant)
+    except json.JSONDecodeError as err:
+        raise ScenarioError(f"scenario: not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+    except RecursionError:
+        raise ScenarioError(f"scenario: nested more than {MAX_DEPTH} deep") from None
+    except ValueError as err:
+        if isinstance(err, ScenarioError):
+            raise
+        why = "an integer has more than 4300 digits" if "integer string conversion" in str(err) else str(err)
+        raise ScenarioError(f"scenario: not valid JSON here: {why}") from None
+    return load_scenario(data)
+
+
+def _check_values(data: Any) -> None:
+    """No nesting deeper than MAX_DEPTH, no lone surrogate (it cannot be written out as UTF-8)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ScenarioError(f"scenario: nested more than {MAX_DEPTH} deep")
+            items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
+        elif isinstance(value, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+            raise ScenarioError(f"scenario: the string {value!r} holds a lone surrogate (not a character)")
 
 
 def load_scenario(data: Any) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError("scenario: must be a JSON object")
+    _check_values(data)
     for key in data:
         if key not in TOP_KEYS:
             raise ScenarioError(f"{key}: unknown key (allowed: {', '.join(sorted(TOP_KEYS))})")
@@ -47,7 +114,7 @@ def load_scenario(data: Any) -> Scenario:
         if key not in data:
             raise ScenarioError(f"{key}: missing")
     game = data["game"]
-    if game not in registry.GAMES:
+    if not isinstance(game, str) or game not in registry.GAMES:
         raise ScenarioError(f"game: unknown game {game!r} (one of {', '.join(registry.GAMES)})")
     try:
         rules = registry.get(game)
@@ -60,9 +127,11 @@ def load_scenario(data: Any) -> Scenario:
     seed = data.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ScenarioError("seed: must be an integer")
+    if not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:
+        raise ScenarioError("seed: must be a 64-bit integer (from -2**63 to 2**64-1)")
     end = data.get("end")
-    if end is not None and not (_number(end) and end >= 0):
-        raise ScenarioError("end: must be a number of seconds, 0 or more")
+    if end is not None and not _time(end):
+        raise ScenarioError(f"end: must be a number of seconds from 0 to {MAX_TIME_S:.0f}")
     try:
         rules.new_game(players, options, seed)
     except OptionError as err:
@@ -70,6 +139,8 @@ def load_scenario(data: Any) -> Scenario:
     events = data["events"]
     if not isinstance(events, list):
         raise ScenarioError("events: must be a list")
+    if len(events) > MAX_EVENTS:
+        raise ScenarioError(f"events: more than {MAX_EVENTS} events")
     parsed = tuple(_event(i, ev, len(players)) for i, ev in enumerate(events))
     return Scenario(game, players, options, seed, None if end is None else float(end), parsed)
 
@@ -97,8 +168,8 @@ def _event(index: int, ev: Any, n_players: int) -> InputEvent:
     if len(kinds) != 1:
         raise ScenarioError(f"{where}: needs exactly one of press, release, turn, hall")
     t = ev.get("t")
-    if not (_number(t) and t >= 0):
-        raise ScenarioError(f"{where}: t must be a number of seconds, 0 or more")
+    if not _time(t):
+        raise ScenarioError(f"{where}: t must be a number of seconds from 0 to {MAX_TIME_S:.0f}")
     kind = kinds[0]
     if kind in ("press", "release"):
         return Edge(float(t), _button(where, ev[kind], n_players), kind == "press")
