@@ -43,7 +43,7 @@ def daemon_command(tmp: Path) -> list[str]:
     script = Path(sys.executable).with_name("pi-companion")
     head = [str(script)] if script.exists() else [sys.executable, "-m", "pi_companion"]
     return head + ["run", "--pins", "mock", "--display", "dummy",
-                   "--config", str(tmp / "absent.toml"), "--state-dir", str(tmp / "state")]
+                   "--config", os.devnull, "--state-dir", str(tmp / "state")]
 
 
 class Daemon:

@@ -24,7 +24,6 @@ from .games import registry
 from .hw.display import Display
 from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs
 from .hw.outputs import Leds, Piezo
-from .hw.pinmap import load_pinmap
 from .link.mailbox import PuckMailbox
 from .store import GameLog
 from .ui.screens import farewell, render
@@ -69,7 +68,7 @@ class Box:
         self.on_exit = on_exit               # called on the loop thread when the loop ends
         self.asked_to_stop = False
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
-        pins = load_pinmap(overrides=config.pins)
+        pins = config.pin_map()
         n = len(config.players)
         if config.wind_source == "puck":      # the turntable is on the puck, not on our pins
             pins = {k: v for k, v in pins.items() if not k.startswith("HALL")}

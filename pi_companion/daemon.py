@@ -8,10 +8,9 @@ import sys
 import threading
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from .config import Config, ConfigError, load_config
+from .config import Config, ConfigError, check_buttons, check_game, load_config_arg
 from .core.events import Request
 
 log = logging.getLogger("pi_companion")
@@ -22,7 +21,7 @@ EXIT_HARDWARE = 1
 def build_config(args: Any) -> Config | None:
     """The config file with the command line's overrides; None (after one line on stderr) if bad."""
     try:
-        config = load_config(Path(args.config))
+        config = load_config_arg(args.config)
         if getattr(args, "game", None):
             from .games import registry
             if args.game not in registry.GAMES:
@@ -35,29 +34,16 @@ def build_config(args: Any) -> Config | None:
             config = replace(config, players=names)
         if getattr(args, "state_dir", None):
             config = replace(config, state_dir=args.state_dir)
-        _check_game_fits(config)
+        if getattr(args, "pinmap", None):
+            config = replace(config, pinmap=args.pinmap, pins={})
+        check_buttons(config, args.config, "--players" if getattr(args, "players", None) else "box.players")
+        check_game(config)
     except ConfigError as err:
         print(f"pi-companion: {err}", file=sys.stderr)
         return None
     if config.seed is None:
         config = replace(config, seed=int.from_bytes(os.urandom(4), "big"))
     return config
-
-
-def _check_game_fits(config: Config) -> None:
-    from .games import registry
-    from .games.base import OptionError
-    try:
-        rules = registry.get(config.game)
-    except ImportError:
-        raise ConfigError(f"box.game: {config.game} is not available in this build") from None
-    if not rules.min_players <= len(config.players) <= rules.max_players:
-        raise ConfigError(f"box.players: {config.game} takes {rules.min_players} to "
-                          f"{rules.max_players} players, the config names {len(config.players)}")
-    try:
-        rules.new_game(config.players, config.options_for(config.game), 0)
-    except OptionError as err:
-        raise ConfigError(f"games.{config.game}.{str(err).removeprefix('options.')}") from None
 
 
 def make_factory(kind: str) -> Any:
@@ -98,8 +84,8 @@ def main(args: Any) -> int:
     config = build_config(args)
     if config is None:
         return EXIT_CONFIG
-    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
-                        format="%(levelname)s %(name)s: %(message)s")
+    from . import logs
+    logs.setup(config.log_level)
     from . import systemd
     from .app import Box
     try:

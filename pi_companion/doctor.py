@@ -9,36 +9,77 @@ Result = tuple[str, str]          # (ok | warn | fail, message)
 
 
 def check_config(path: Path) -> tuple[Result, Any]:
-    from .config import Config, ConfigError, load_config
+    from .config import Config, ConfigError, load_config_arg
     try:
-        config = load_config(path)
+        config = load_config_arg(str(path))
     except ConfigError as err:
-        return ("fail", f"{err} — fix that line"), Config()
+        return ("fail", f"{err}{' — fix that line' if path.exists() else ''}"), Config()
     where = str(path) if path.exists() else f"{path} absent: using defaults"
     return ("ok", where), config
 
 
 def check_pins(kind: str) -> Result:
+    """The pin factory, in one row: gpiozero's PinFactoryFallback warnings (one multi-line
+    warning per backend it tried) are caught and summed up here."""
+    import warnings
+
     from gpiozero import Device
-    try:
-        if kind == "mock":
-            from gpiozero.pins.mock import MockFactory
-            Device.pin_factory = MockFactory()
-        else:
-            Device.ensure_pin_factory()
-    except Exception as err:
-        return ("fail", f"no GPIO pin factory ({type(err).__name__}): on a Pi install the [pi] "
-                        "extra and set GPIOZERO_PIN_FACTORY=lgpio; on a PC use --pins mock")
-    return ("ok", f"pin factory {type(Device.pin_factory).__name__}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if kind == "mock":
+                from gpiozero.pins.mock import MockFactory
+                Device.pin_factory = MockFactory()
+            else:
+                Device.ensure_pin_factory()
+        except Exception as err:
+            tried = _fallbacks(caught)
+            return ("fail", f"no GPIO pin factory ({type(err).__name__}{'; tried ' + tried if tried else ''}): "
+                            "on a Pi install the [pi] extra and set GPIOZERO_PIN_FACTORY=lgpio; "
+                            "on a PC use --pins mock")
+    tried = _fallbacks(caught)
+    return ("ok", f"pin factory {type(Device.pin_factory).__name__}"
+                  + (f" (after falling back from {tried})" if tried else ""))
 
 
-def check_pinmap(config: Any) -> Result:
+def _fallbacks(caught: list[Any]) -> str:
+    """'lgpio: No module named ...; native: ...' from gpiozero's fallback warnings."""
+    from gpiozero.exc import PinFactoryFallback
+    return "; ".join(str(w.message).removeprefix("Falling back from ").splitlines()[0]
+                     for w in caught if issubclass(w.category, PinFactoryFallback))
+
+
+def check_pinmap(path: Path, config: Any, config_ok: bool) -> Result:
+    """The pin map and which players have a button on it. When the config was rejected, its
+    players, pinmap and [pins] are read without the other checks, to name every player
+    without a button."""
+    from .config import Config, ConfigError, PINMAPS, read_toml
     from .hw.pinmap import load_pinmap
+    players, pinmap, overrides = config.players, config.pinmap, config.pins
+    if not config_ok:
+        try:
+            data = read_toml(path) or {}
+        except ConfigError:
+            data = {}
+        box = data.get("box") if isinstance(data.get("box"), dict) else {}
+        if isinstance(box.get("players"), list) and all(isinstance(p, str) for p in box["players"]):
+            players = tuple(box["players"])
+        if isinstance(box.get("pinmap"), str):
+            pinmap = box["pinmap"]
+        if isinstance(data.get("pins"), dict):
+            overrides = data["pins"]
+    if pinmap not in PINMAPS and not pinmap.startswith("/"):
+        pinmap = Config.pinmap
     try:
-        pins = load_pinmap(overrides=config.pins)
+        pins = load_pinmap(pinmap, overrides=overrides)
     except ValueError as err:
-        return ("fail", f"pin map: {err}")
-    return ("ok", f"pin map: {len(pins)} pins")
+        return ("fail", f"{pinmap}: {err}")
+    missing = [f"{name} (P{i})" for i, name in enumerate(players, start=1) if f"P{i}" not in pins]
+    if missing:
+        return ("fail", f"{pinmap}: no button for {', '.join(missing)}: set box.pinmap = "
+                        '"8players" if P5-P8 are wired, or add them to [pins]')
+    return ("ok", f"{pinmap}: {len(pins)} pins; buttons P1-P{len(players)} for "
+                  f"{', '.join(players)}")
 
 
 def check_display(config: Any) -> Result:
@@ -85,7 +126,8 @@ def check_state_dir(config: Any) -> Result:
 def doctor(args: Any, out: Callable[[str], None] = print) -> int:
     config_result, config = check_config(Path(args.config))
     results = [("config", config_result), ("pins", check_pins(getattr(args, "pins", "auto"))),
-               ("pin map", check_pinmap(config)), ("display", check_display(config)),
+               ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
+               ("display", check_display(config)),
                ("puck", check_puck(config)), ("state", check_state_dir(config))]
     for name, (level, message) in results:
         out(f"{level.upper():4} {name:8} {message}")

@@ -170,20 +170,6 @@ class KeyPad:
                 pin.drive_low() if low else pin.drive_high()
 
 
-def eight_player_pins(pins: dict[str, int]) -> dict[str, int]:
-    """The packaged 8-player pin map under the config's own [pins] entries (P5-P8 get buttons)."""
-    import tomllib
-    from importlib import resources
-    from .hw.pinmap import PinMapError, load_pinmap
-    text = resources.files("pi_companion").joinpath("data/pinmap-8players.toml").read_text()
-    merged = {**tomllib.loads(text)["pins"], **pins}
-    try:
-        load_pinmap(overrides=merged)
-    except PinMapError:                  # the config moved a pin onto P5-P8's: keep the config's
-        return dict(pins)
-    return merged
-
-
 def simulate(args: Any) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("pi-companion simulate: needs an interactive terminal (keys are the buttons); "
@@ -195,13 +181,10 @@ def simulate(args: Any) -> int:
     from .app import Box
     from .daemon import build_config, make_display
     from .hw.display import Display, open_device
-    from .hw.pinmap import load_pinmap
 
     config = build_config(args)
     if config is None:
         return 78
-    if len(config.players) > 4 and not any(f"P{i}" in config.pins for i in range(5, 9)):
-        config = replace(config, pins=eight_player_pins(config.pins))
     puck = None
     if getattr(args, "puck", None) == "fake":
         from .link.fake_puck import FakePuck
@@ -223,7 +206,7 @@ def simulate(args: Any) -> int:
     except OSError as err:
         print(f"pi-companion: state directory {config.state_dir}: {err.strerror}", file=sys.stderr)
         return 78
-    pad = KeyPad(factory, load_pinmap(overrides=config.pins), len(config.players), puck)
+    pad = KeyPad(factory, config.pin_map(), len(config.players), puck)
     for name in ("ENC_A", "ENC_B"):
         pad.pin(name).drive_high()                       # the encoder rests with both contacts open
     box.start()

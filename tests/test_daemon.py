@@ -17,7 +17,7 @@ def start(tmp_path: Path, extra_env=None, args=()):
     sock.settimeout(15)
     env = {**os.environ, "NOTIFY_SOCKET": str(path), **(extra_env or {})}
     proc = subprocess.Popen([sys.executable, "-m", "pi_companion", "run", "--pins", "mock",
-                             "--display", "dummy", "--config", str(tmp_path / "absent.toml"),
+                             "--display", "dummy", "--config", os.devnull,
                              "--state-dir", str(tmp_path / "state"), *args],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return proc, sock
@@ -51,7 +51,7 @@ def test_ready_without_a_display(tmp_path):
     sock.bind(str(tmp_path / "n.sock"))
     sock.settimeout(15)
     proc = subprocess.Popen([sys.executable, "-m", "pi_companion", "run", "--pins", "mock",
-                             "--display", "ssd1306", "--config", str(tmp_path / "absent.toml"),
+                             "--display", "ssd1306", "--config", os.devnull,
                              "--state-dir", str(tmp_path / "state")],
                             env={**os.environ, **env, "NOTIFY_SOCKET": str(tmp_path / "n.sock")},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -69,7 +69,7 @@ def test_ready_without_a_display(tmp_path):
 def test_run_without_a_pin_factory_says_so(tmp_path):
     env = {**os.environ, "GPIOZERO_PIN_FACTORY": "lgpio"}
     out = subprocess.run([sys.executable, "-m", "pi_companion", "run", "--display", "none",
-                          "--config", str(tmp_path / "absent.toml"), "--state-dir", str(tmp_path)],
+                          "--config", os.devnull, "--state-dir", str(tmp_path)],
                          env=env, capture_output=True, text=True, timeout=30)
     assert out.returncode == 1
     assert "no GPIO pin factory" in out.stderr and "--pins mock" in out.stderr
@@ -92,7 +92,7 @@ def test_menu_held_three_seconds_shows_shutting_down_and_powers_off(tmp_path, mo
     monkeypatch.setattr(daemon.signal, "signal", lambda *a: None)    # not the main thread here
     real_message = screens.message_frame
     monkeypatch.setattr(screens, "message_frame", lambda text: shown.append(text) or real_message(text))
-    args = argparse.Namespace(config=str(tmp_path / "absent.toml"), game=None, players=None,
+    args = argparse.Namespace(config=os.devnull, game=None, players=None,
                               pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
     result = []
     previous = Device.pin_factory

@@ -39,3 +39,55 @@ def test_simulate_without_a_terminal_says_so_in_one_line():
     out = run_cli("simulate", stdin="")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and "needs an interactive terminal" in out.stderr
+
+
+def test_doctor_sums_up_gpiozero_fallbacks_in_one_row(tmp_path):
+    """On a PC gpiozero warns once per backend it tries (two lines each); doctor prints only
+    its table, the pins row naming what was tried."""
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "GPIOZERO_PIN_FACTORY"}
+    out = subprocess.run([sys.executable, "-m", "pi_companion", "doctor", "--config", os.devnull],
+                         env=env, capture_output=True, text=True, timeout=30)
+    assert out.stderr == ""
+    assert "PinFactoryFallback" not in out.stdout
+    pins = [line for line in out.stdout.splitlines() if line[5:].startswith("pins ")]
+    assert len(pins) == 1 and "tried lgpio: " in pins[0], out.stdout
+    assert all(line[:4] in ("OK  ", "WARN", "FAIL") for line in out.stdout.splitlines()), out.stdout
+
+
+def test_doctor_names_every_player_without_a_button(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text(f"[box]\nstate_dir = '{tmp_path}'\ngame = 'hands-up'\n"
+                      "players = ['Ada', 'Ben', 'Cy', 'Di', 'Eve', 'Flo']\n")
+    out = run_cli("doctor", "--config", str(config), "--pins", "mock")
+    assert out.returncode == 1
+    row = next(line for line in out.stdout.splitlines() if line.startswith("FAIL pin map"))
+    assert "no button for Eve (P5), Flo (P6)" in row and 'box.pinmap = "8players"' in row
+    config.write_text(config.read_text() + "pinmap = '8players'\n")
+    out = run_cli("doctor", "--config", str(config), "--pins", "mock")
+    row = next(line for line in out.stdout.splitlines() if "pin map" in line)
+    assert out.returncode == 0, out.stdout
+    assert row.startswith("OK   pin map") and "buttons P1-P6 for Ada, Ben, Cy, Di, Eve, Flo" in row
+
+
+def test_an_explicit_config_that_does_not_exist_is_an_error(tmp_path):
+    missing = str(tmp_path / "typo.toml")
+    out = run_cli("run", "--config", missing, "--pins", "mock", "--display", "none",
+                  "--state-dir", str(tmp_path))
+    assert out.returncode == 78 and out.stderr.count("\n") == 1
+    assert f"{missing}: no such file" in out.stderr
+    out = run_cli("doctor", "--config", missing, "--pins", "mock")
+    assert out.returncode == 1 and f"FAIL config   {missing}: no such file" in out.stdout
+
+
+def test_only_the_default_config_may_be_absent(tmp_path):
+    from pathlib import Path
+
+    from pi_companion.cli import DEFAULT_CONFIG
+    from pi_companion.config import Config, load_config_arg
+    if Path(DEFAULT_CONFIG).exists():
+        import pytest
+        pytest.skip(f"{DEFAULT_CONFIG} exists on this machine")
+    assert load_config_arg(str(DEFAULT_CONFIG)) == Config()

@@ -23,7 +23,7 @@ from PIL import Image
 from conftest import wait_for
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.simulate import (MESSAGE_S, PLAYER_HOLD_S, SOUND_S, TAP_S, KeyPad, Status,
-                                   choose_layout, eight_player_pins, frame_lines)
+                                   choose_layout, frame_lines)
 
 
 def test_frame_lines_half_blocks_and_braille():
@@ -76,17 +76,15 @@ def test_hold_key_then_digit_holds_a_player_on_any_layout(mock_factory):
 
 
 def test_eight_players_get_keys_5_to_8(mock_factory):
-    pins = load_pinmap(overrides=eight_player_pins({}))
+    from pi_companion.config import Config
+    pins = load_pinmap("8players")
     set_inputs(mock_factory, pins, ("P8",))
     pad = KeyPad(mock_factory, pins, 8)
     assert pad.key("8")
     pad.run_due()
     assert mock_factory.pin(pins["P8"]).state == 0
-    assert eight_player_pins({"P5": 9})["P5"] == 9           # the config's own [pins] win
-    clash = {"P1": pins["P5"]}                               # the config put P1 on P5's pin
-    assert eight_player_pins(clash) == clash                 # no 8-player map rather than a crash
-    pad = KeyPad(mock_factory, load_pinmap(overrides=clash), 8)
-    assert not pad.key("5")                                  # no pin: an unknown key, said so
+    pad = KeyPad(mock_factory, Config(pins={"P5": 9}).pin_map(), 8)   # a 4-player map and one more
+    assert pad.key("5") and not pad.key("6")                 # no pin for P6: an unknown key, said so
 
 
 def test_status_messages_and_sounds_expire():
@@ -109,7 +107,7 @@ class Terminal:
         env = {k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}
         env.update(TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pi_companion", "simulate", "--config", "/nonexistent", *args],
+            [sys.executable, "-m", "pi_companion", "simulate", "--config", os.devnull, *args],
             stdin=follower, stdout=follower, stderr=subprocess.PIPE, env=env, close_fds=True)
         self.follower = follower
 

@@ -44,21 +44,53 @@ class PinMapError(ValueError):
         super().__init__("bad pin map: " + "; ".join(self.problems))
 
 
-def default_pinmap_text() -> str:
-    return resources.files("pi_companion").joinpath("data/pinmap.toml").read_text()
+# The built-in maps, by the name a config's `box.pinmap` gives them.
+BUILTIN = {"4players": "data/pinmap.toml", "8players": "data/pinmap-8players.toml"}
+MAX_MAP_BYTES = 1 << 16
 
 
-def load_pinmap(path: Path | None = None, overrides: Mapping[str, int] | None = None) -> dict[str, int]:
-    """Return {name: BCM pin}; `overrides` (from the config's [pins]) replace single entries.
+def default_pinmap_text(name: str = "4players") -> str:
+    return resources.files("pi_companion").joinpath(BUILTIN[name]).read_text()
+
+
+def _map_text(path: str | Path | None) -> str:
+    if path is None or str(path) in BUILTIN:
+        return default_pinmap_text(str(path or "4players"))
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(MAX_MAP_BYTES + 1)
+    except OSError as err:
+        raise PinMapError([f"cannot read {path}: {err.strerror or err}"]) from None
+    except ValueError:                       # a NUL in the path
+        raise PinMapError([f"cannot read {path!r}: not a file name"]) from None
+    if len(raw) > MAX_MAP_BYTES:
+        raise PinMapError([f"{path} is larger than {MAX_MAP_BYTES} bytes: not a pin map"])
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise PinMapError([f"{path}: not UTF-8 text (byte {raw[err.start]:#04x} on line {line})"]) from None
+
+
+def load_pinmap(path: str | Path | None = None, overrides: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Return {name: BCM pin} from `path`: None or a built-in name ("4players", "8players")
+    or a pin map file; `overrides` (from the config's [pins]) replace single entries.
 
     The merged map is validated: PinMapError (a ValueError) names every bad key.
     """
-    text = Path(path).read_text() if path else default_pinmap_text()
-    table = tomllib.loads(text)
+    text = _map_text(path)
+    where = path or "default pin map"
+    try:
+        table = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as err:
+        raise PinMapError([f"{where}: not a valid TOML pin map ({type(err).__name__})"]) from None
     if not isinstance(table.get("pins"), dict):
-        raise PinMapError([f"{path or 'default pin map'} has no [pins] table"])
+        raise PinMapError([f"{where} has no [pins] table"])
+    reserved = table.get("reserved", {})
+    if not isinstance(reserved, dict):
+        raise PinMapError([f"{where}: [reserved] must be a table of name = BCM number"])
     pins = {**table["pins"], **(overrides or {})}
-    problems = validate_pinmap(pins, table.get("reserved"))
+    problems = validate_pinmap(pins, reserved)
     if problems:
         raise PinMapError(problems)
     return pins
@@ -66,9 +98,17 @@ def load_pinmap(path: Path | None = None, overrides: Mapping[str, int] | None = 
 
 def validate_pinmap(pins: Mapping[str, object], reserved: Mapping[str, object] | None = None) -> list[str]:
     """Every problem with `pins`, one line each naming the key; empty when the map can be wired."""
-    taken = {pin: name for name, pin in {**RESERVED, **(reserved or {})}.items()}
-    problems = [p for name, pin in pins.items() for p in _entry_problems(name, pin, taken)]
+    reserved = {**RESERVED, **(reserved or {})}
+    problems = [f"reserved {name} = {pin!r}: must be a BCM GPIO number (an integer)"
+                for name, pin in reserved.items() if type(pin) is not int]
+    taken = {pin: name for name, pin in reserved.items() if type(pin) is int}
+    problems += [p for name, pin in pins.items() for p in _entry_problems(name, pin, taken)]
     return problems + _duplicates(pins) + _missing_partners(pins)
+
+
+def player_buttons(pins: Mapping[str, object]) -> list[str]:
+    """The player buttons a map wires, in order (P1, P2, ...)."""
+    return [name for name in PLAYER_BUTTONS if name in pins]
 
 
 def _entry_problems(name: str, pin: object, taken: Mapping[object, str]) -> list[str]:
