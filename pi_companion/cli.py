@@ -92,7 +92,7 @@ def parser() -> argparse.ArgumentParser:
 
     def box_options(sp: argparse.ArgumentParser, pins: tuple[str, ...], displays: tuple[str, ...]) -> None:
         sp.add_argument("--config", default=str(DEFAULT_CONFIG),
-                        help="TOML config (absent file = defaults)")
+                        help="TOML config (only the default path may be absent: then all defaults)")
         sp.add_argument("--game", choices=tuple(registry.GAMES), metavar="GAME",
                         help="game to start (overrides the config): " + ", ".join(registry.GAMES))
         sp.add_argument("--players", type=player_names, metavar="A,B,...",

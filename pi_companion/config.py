@@ -124,6 +124,20 @@ def _pinmap(v: Any) -> str:
     return v
 
 
+# The SSD1306's two I2C addresses (datasheet: 0111100 or 0111101, chosen by its SA0 pin, which
+# modules bring out as an address jumper or resistor, often printed 0x78 / 0x7A: shifted by 1).
+OLED_ADDRESSES = (0x3C, 0x3D)
+
+
+def _oled_address(v: Any) -> int:
+    if isinstance(v, int) and not isinstance(v, bool) and v in OLED_ADDRESSES:
+        return v
+    if isinstance(v, int) and not isinstance(v, bool) and v in (0x78, 0x7A):
+        raise ValueError(f"{v:#04x} is the 8-bit form printed on some boards: write {v >> 1:#04x}")
+    raise ValueError("must be 0x3C or 0x3D (an SSD1306 answers at one of the two, set by its "
+                     "address jumper; i2cdetect -y 1 shows which)")
+
+
 def _bool(v: Any) -> bool:
     if not isinstance(v, bool):
         raise ValueError("must be true or false")
@@ -173,7 +187,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "display": {
         "driver": ("display", _choice("auto", "ssd1306", "sh1106", "dummy", "none")),
         "i2c_port": ("i2c_port", _int(0, 20)),
-        "i2c_address": ("i2c_address", _int(0x03, 0x77)),
+        "i2c_address": ("i2c_address", _oled_address),
         "rotate": ("rotate", _int(0, 3)),
     },
     "sound": {"enabled": ("sound", _bool), "tunes": ("tunes", _tunes)},

@@ -20,7 +20,10 @@ BAD = [
     ("[input]\ndebounce_ms = 2\n", "input.debounce_ms: must be a number from 5 to 50"),
     ("[input]\ndebounce_ms = true\n", "input.debounce_ms: must be a number"),
     ("[display]\ndriver = 'hdmi'\n", "display.driver: must be one of"),
-    ("[display]\ni2c_address = 300\n", "display.i2c_address: must be an integer"),
+    ("[display]\ni2c_address = 300\n", "display.i2c_address: must be 0x3C or 0x3D"),
+    ("[display]\ni2c_address = 0x3E\n", "display.i2c_address: must be 0x3C or 0x3D"),
+    ("[display]\ni2c_address = 0x78\n", "display.i2c_address: 0x78 is the 8-bit form printed on some boards: write 0x3c"),
+    ("[display]\ni2c_address = true\n", "display.i2c_address: must be 0x3C or 0x3D"),
     ("[sound]\nenabled = 'yes'\n", "sound.enabled: must be true or false"),
     ("[wind]\nsource = 'usb'\n", "wind.source: must be one of gpio, puck"),
     ("[pins]\nP9 = 4\n", "pins.P9: unknown pin name"),
@@ -51,6 +54,13 @@ def test_pin_conflict_after_override_is_caught(tmp_path):
 
 def test_absent_file_means_defaults(tmp_path):
     assert load_config(tmp_path / "absent.toml") == Config()
+
+
+def test_both_ssd1306_addresses_are_accepted(tmp_path):
+    path = tmp_path / "config.toml"
+    for address in (0x3C, 0x3D):
+        path.write_text(f"[display]\ni2c_address = {address:#04x}\n")
+        assert load_config(path).i2c_address == address
 
 
 def test_template_is_valid_and_says_the_defaults():
