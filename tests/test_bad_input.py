@@ -26,8 +26,8 @@ from pi_companion.games import registry
 from pi_companion.replay import (MAX_EVENTS, MAX_TIME_S, ScenarioError, parse_scenario,
                                  run_scenario)
 
-# FUZZ_EXAMPLES=5000 for a long run; `make test` uses 150 of each.
-FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")), deadline=None,
+# FUZZ_EXAMPLES=5000 for a long run; `make test` uses 100 of each.
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "100")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
