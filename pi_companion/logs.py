@@ -40,28 +40,18 @@ def connected_to_journal(stream: TextIO) -> bool:
     return (st.st_dev, st.st_ino) == (device, inode)
 
 
-class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever sys.stderr is at the time of each record."""
-
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-
-    @property  # type: ignore[override]
-    def stream(self) -> TextIO:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _value: TextIO) -> None:
-        pass
-
-
 def setup(level: str, stream: TextIO | None = None) -> logging.Handler:
-    """Install our root handler (replacing one an earlier call installed) at `level` ("info", ...)."""
-    handler: logging.Handler = StderrHandler() if stream is None else logging.StreamHandler(stream)
+    """Install our root handler (replacing one an earlier call installed) at `level` ("info", ...).
+
+    Like logging.basicConfig, it leaves a root logger that someone else configured alone (a
+    test run in-process)."""
+    root = logging.getLogger()
+    if any(h.get_name() != "pi-companion" for h in root.handlers):
+        return root.handlers[0]
     stream = stream if stream is not None else sys.stderr
+    handler = logging.StreamHandler(stream)
     handler.setFormatter(JournalFormatter(FORMAT) if connected_to_journal(stream) else logging.Formatter(FORMAT))
     handler.set_name("pi-companion")
-    root = logging.getLogger()
     for old in root.handlers[:]:
         if old.get_name() == "pi-companion":
             root.removeHandler(old)

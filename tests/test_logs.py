@@ -40,8 +40,22 @@ def run_daemon(tmp_path, journal: bool | str):
         proc.kill()
         proc.wait()
         sock.close()
-    with os.fdopen(read_end, encoding="utf-8") as stream:
-        return stream.read().splitlines()
+    return read_all(read_end).decode("utf-8").splitlines()
+
+
+def read_all(fd: int, timeout: float = 10.0) -> bytes:
+    """What is in the pipe until EOF, or until nothing came for `timeout` seconds."""
+    import select
+    data = b""
+    try:
+        while select.select([fd], [], [], timeout)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    return data
 
 
 def test_under_systemd_every_line_carries_its_priority(tmp_path):
