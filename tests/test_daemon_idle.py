@@ -36,7 +36,7 @@ def test_an_idle_daemon_does_not_wake_up(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("WATCHDOG_")}
     env["NOTIFY_SOCKET"] = str(tmp_path / "notify.sock")
     proc = subprocess.Popen([sys.executable, "-m", "pi_companion", "run", "--pins", "mock",
-                             "--display", "dummy", "--config", str(tmp_path / "absent.toml"),
+                             "--display", "dummy", "--config", os.devnull,
                              "--state-dir", str(tmp_path / "state")],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
