@@ -1,4 +1,4 @@
-"""The `pi-companion` command: run, simulate, replay, config, doctor."""
+"""The `pi-companion` command: run, simulate, replay, config, status, doctor."""
 from __future__ import annotations
 
 import argparse
@@ -53,6 +53,11 @@ def cmd_config(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     print(f"{args.file}: ok")
     return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from .status import status
+    return status(args)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -127,6 +132,11 @@ def parser() -> argparse.ArgumentParser:
     chk.add_argument("file")
     csub.add_parser("default")
     c.set_defaults(func=cmd_config)
+    st = sub.add_parser("status", help="the game in progress, from the state directory's game log")
+    st.add_argument("--config", default=str(DEFAULT_CONFIG))
+    st.add_argument("--state-dir", help="where the game log lives (overrides the config)")
+    st.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    st.set_defaults(func=cmd_status)
     d = sub.add_parser("doctor", help="check pins, display, puck, state dir and config")
     d.add_argument("--config", default=str(DEFAULT_CONFIG))
     d.add_argument("--pins", choices=("auto", "mock"), default="auto")
