@@ -9,6 +9,8 @@
 # Environment:
 #   DESTDIR   a staging root: files go under it and nothing on the live system is touched
 #             (no systemctl, udevadm or systemd-sysusers). --dry-run makes one if unset.
+#             The staged venv names PREFIX, not DESTDIR: it runs once the tree is copied to /
+#             (e.g. into an SD card image), not from inside DESTDIR.
 #   PREFIX    where the venv lives (default /opt/pi-companion)
 #   PYTHON    the interpreter the venv is made from (default python3, must be >= 3.11)
 #   PI_COMPANION_PIP_ARGS   extra arguments for `pip install`, e.g. "--no-deps" for a fast
@@ -75,9 +77,15 @@ make_venv() {
     if "$VENV/bin/python" -c '' 2>/dev/null; then
         say "reusing venv $VENV"
     else
+        local venv_args=${PI_COMPANION_VENV_ARGS-}
+        # Raspberry Pi OS ships lgpio as python3-lgpio: use it rather than compile it with swig.
+        if [[ -z ${PI_COMPANION_VENV_ARGS+set} ]] && "$PYTHON" -c 'import lgpio' 2>/dev/null; then
+            venv_args=--system-site-packages
+            say "lgpio is installed system-wide (python3-lgpio): the venv uses the system site-packages"
+        fi
         say "creating venv $VENV"
         # shellcheck disable=SC2086  # word splitting of the extra arguments is wanted
-        "$PYTHON" -m venv --clear ${PI_COMPANION_VENV_ARGS:-} "$VENV" \
+        "$PYTHON" -m venv --clear $venv_args "$VENV" \
             || die "could not create the venv (on Debian: apt install python3-venv)"
     fi
 }
@@ -101,7 +109,30 @@ install_package() {
     # The service runs with a read-only /opt: compile everything now, not on first import.
     local purelib
     purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
-    "$VENV/bin/python" -m compileall -q -j 0 "$purelib/pi_companion"
+    if [[ -n $DESTDIR ]]; then
+        # Staged: the byte code names the final paths, and so do the scripts (next).
+        "$VENV/bin/python" -m compileall -q -f -j 0 -s "$DESTDIR" "$purelib/pi_companion"
+        relocate_venv
+    else
+        "$VENV/bin/python" -m compileall -q -j 0 "$purelib/pi_companion"
+    fi
+}
+
+# A venv names its own path in its scripts' #! lines and activate files. Staged under DESTDIR,
+# those must name PREFIX, where the venv will run once the staged tree is copied into place.
+relocate_venv() {
+    "$VENV/bin/python" - "$VENV" "$PREFIX/venv" <<'PY'
+import pathlib, sys
+staged, final = sys.argv[1], sys.argv[2]
+venv = pathlib.Path(staged)
+for path in [*venv.joinpath("bin").iterdir(), venv / "pyvenv.cfg"]:
+    if path.is_symlink() or not path.is_file():
+        continue
+    data = path.read_bytes()
+    if b"\0" in data[:1024] or staged.encode() not in data:
+        continue          # a binary, or nothing to change
+    path.write_bytes(data.replace(staged.encode(), final.encode()))
+PY
 }
 
 install_files() {

@@ -82,6 +82,21 @@ def test_install_update_uninstall(tmp_path: Path, run) -> None:
     assert config.read_text() == edited
     assert (root / LAID_DOWN[0][1]).read_bytes() == (REPO / LAID_DOWN[0][0]).read_bytes()
 
+    # The staged venv names its final place, not the staging root, and runs from there.
+    script = root / VENV / "bin" / "pi-companion"
+    assert script.read_text().splitlines()[0] == "#!/opt/pi-companion/venv/bin/python"
+    assert str(root) not in (root / VENV / "bin" / "activate").read_text()
+    assert str(root).encode() not in next(package.glob("__pycache__/cli.*.pyc")).read_bytes()
+    if os.geteuid() == 0 and shutil.which("unshare"):
+        # Put the staged tree in place in a private mount namespace (a tmpfs over /opt).
+        placed = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             'mount -t tmpfs none /opt && mkdir /opt/pi-companion && '
+             'mount --bind "$1" /opt/pi-companion && exec /opt/pi-companion/venv/bin/pi-companion '
+             'config check "$2"', "sh", str(root / "opt/pi-companion"), str(config)],
+            capture_output=True, text=True, timeout=60)
+        assert placed.returncode == 0, placed.stdout + placed.stderr
+
     # Uninstall removes what install put down and keeps the state and the config.
     state = root / "var/lib/pi-companion/log.jsonl"
     state.parent.mkdir(parents=True)
