@@ -61,8 +61,14 @@ def check(result: subprocess.CompletedProcess[str]) -> str:
 def test_install_update_uninstall(tmp_path: Path, run) -> None:
     root = tmp_path / "root"
 
-    # A first install lays everything down.
-    check(run(DESTDIR=str(root)))
+    # A first install lays everything down. The interpreter can import lgpio (as with
+    # Raspberry Pi OS's python3-lgpio): the venv is made to see the system's packages.
+    system_site = tmp_path / "system-site"
+    system_site.mkdir()
+    (system_site / "lgpio.py").write_text("")
+    out = check(run(DESTDIR=str(root), PYTHONPATH=str(system_site)))
+    assert "the venv uses the system site-packages" in out
+    assert "include-system-site-packages = true" in (root / VENV / "pyvenv.cfg").read_text()
     for source, target in LAID_DOWN:
         assert (root / target).read_bytes() == (REPO / source).read_bytes(), target
         assert (root / target).stat().st_mode & 0o777 == 0o644, target
