@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: FORCE run test bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
+.PHONY: FORCE run test system-test bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
 
 # `python --version` is 3.11 or newer (awk, so that no code runs on an interpreter too old for it).
 version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1] > 3 || (v[1] == 3 && v[2] >= 11)} END {exit !ok}'
@@ -27,6 +27,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The appliance on a real Debian system in a VM (QEMU): make install, boot, play through a
+# kernel GPIO simulator, crashes, hangs, power cuts, power-off. Root only; see systemd/README.md.
+system-test: $(STAMP)
+	bash tests/system/run.sh
 
 # Not part of `make test`: prints the table, writes benchmarks/results.json and docs/performance.md.
 bench: $(STAMP)

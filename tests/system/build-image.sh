@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the system test's Debian bookworm disk image: systemd, udev, dbus, polkitd, Python,
+# make, a kernel with the gpio-sim module, lgpio in the system site-packages (the way
+# Raspberry Pi OS ships python3-lgpio) and the test's own units. pi-companion is NOT in it:
+# the test installs it with `make install`.
+#   build-image.sh OUT_DIR LGPIO_WHEEL MODULE_CACHE_DIR
+# Writes OUT_DIR/{root.img,vmlinuz,initrd.img}. Runs as root on a Debian host.
+set -euo pipefail
+OUT=$1 LGPIO_WHEEL=$2 MODCACHE=$3
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+MIRROR=${MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
+MIRROR=${MIRROR:-$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)}
+[[ -n $MIRROR ]] || { echo "build-image: no Debian mirror found; set MIRROR" >&2; exit 1; }
+SECURITY=${SECURITY_MIRROR:-${MIRROR%/debian}/debian-security}
+
+WORK=$(mktemp -d -t pi-companion-image.XXXXXX)
+trap 'rm -rf -- "$WORK"' EXIT
+ROOT=$WORK/root
+mkdir -p "$OUT" "$MODCACHE"
+
+# Runs on the host with the root filesystem as $1: builds gpio-sim.ko once per kernel version
+# (cached), installs it, lgpio and the test units.
+cat >"$WORK/customize.sh" <<HOOK
+#!/bin/bash
+set -euo pipefail
+R=\$1
+CH="chroot \$R env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive"
+KVER=\$(ls "\$R/lib/modules" | head -n1)
+KO="$MODCACHE/gpio-sim-\$KVER.ko"
+if [[ ! -s \$KO ]]; then
+    echo "build-image: building gpio-sim.ko for \$KVER"
+    DEPS="linux-headers-\$KVER gcc libc6-dev xz-utils"   # not make: the image keeps it
+    \$CH apt-get install -y -q --no-install-recommends \$DEPS >/dev/null
+    SRCVER=\$(\$CH dpkg-query -W -f='\${Version}' "linux-headers-\$KVER")
+    SERIES=\$(echo "\$KVER" | cut -d. -f1,2)
+    \$CH sh -c "cd /tmp && apt-get download -q linux-source-\$SERIES=\$SRCVER" >/dev/null
+    B=/tmp/gpio-sim
+    mkdir -p "\$R\$B"
+    cp "$HERE/image/gpio-sim.mk" "\$R\$B/Makefile"
+    L=linux-source-\$SERIES
+    \$CH sh -c "dpkg-deb --fsys-tarfile /tmp/linux-source-*.deb | tar -xO ./usr/src/\$L.tar.xz | tar -xJ -C /tmp \$L/drivers/gpio/gpio-sim.c \$L/drivers/gpio/gpiolib.h \$L/kernel/irq/irq_sim.c"
+    cp "\$R/tmp/\$L/drivers/gpio/gpio-sim.c" "\$R\$B/gpio-sim-core.c"
+    cp "\$R/tmp/\$L/drivers/gpio/gpiolib.h" "\$R/tmp/\$L/kernel/irq/irq_sim.c" "\$R\$B/"
+    # irq_to_desc() is not exported to modules; generic_handle_irq() does the same here.
+    sed -i 's/handle_simple_irq(irq_to_desc(irqnum));/generic_handle_irq(irqnum);/' "\$R\$B/irq_sim.c"
+    grep -q 'generic_handle_irq(irqnum);' "\$R\$B/irq_sim.c" || { echo "irq_sim.c patch did not apply" >&2; exit 1; }
+    \$CH make -s -C \$B KVER="\$KVER" 2>&1 | grep -v 'Skipping BTF' || true
+    [[ -s \$R\$B/gpio-sim.ko ]] || { echo "build-image: gpio-sim.ko did not build" >&2; exit 1; }
+    cp "\$R\$B/gpio-sim.ko" "\$KO.tmp" && mv "\$KO.tmp" "\$KO"
+    \$CH apt-get purge -y -q --autoremove \$DEPS >/dev/null
+    rm -rf "\$R"/tmp/linux-source* "\$R\$B"
+fi
+install -D -m 0644 "\$KO" "\$R/lib/modules/\$KVER/updates/gpio-sim.ko"
+\$CH depmod "\$KVER"
+# lgpio system-wide, as a distribution package would put it (python3-lgpio on Raspberry Pi OS).
+\$CH python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))' >/dev/null
+SITE=\$R/usr/local/lib/python3.11/dist-packages
+mkdir -p "\$SITE"
+python3 -m zipfile -e "$LGPIO_WHEEL" "\$SITE/"
+\$CH python3 -c 'import lgpio' || { echo "build-image: lgpio does not import in the image" >&2; exit 1; }
+
+echo systest > "\$R/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 systest\n' > "\$R/etc/hosts"
+printf 'LABEL=root / ext4 rw,errors=remount-ro 0 1\n' > "\$R/etc/fstab"
+chroot "\$R" passwd -d root >/dev/null
+install -D -m 0755 "$HERE/image/gpio-sim-setup" "\$R/usr/local/sbin/gpio-sim-setup"
+install -D -m 0755 "$HERE/image/systest-runner" "\$R/usr/local/sbin/systest-runner"
+install -D -m 0644 "$HERE/image/gpio-sim-setup.service" "\$R/etc/systemd/system/gpio-sim-setup.service"
+install -D -m 0644 "$HERE/image/systest-runner.service" "\$R/etc/systemd/system/systest-runner.service"
+install -D -m 0644 "$HERE/image/99-gpiochip.rules" "\$R/etc/udev/rules.d/99-gpiochip.rules"
+install -D -m 0644 "$HERE/image/pi-companion-test.conf" "\$R/etc/systemd/system/pi-companion.service.d/systest.conf"
+install -D -m 0644 "$HERE/image/cpuinfo" "\$R/etc/systest/cpuinfo"
+mkdir -p "\$R/etc/systemd/journald.conf.d" "\$R/etc/systemd/system.conf.d"
+printf '[Journal]\nStorage=volatile\n' > "\$R/etc/systemd/journald.conf.d/systest.conf"
+printf '[Manager]\nShowStatus=error\n' > "\$R/etc/systemd/system.conf.d/systest.conf"
+chroot "\$R" systemctl mask -q apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
+    e2scrub_reap.service fstrim.timer serial-getty@ttyS0.service getty@tty1.service 2>/dev/null || true
+chroot "\$R" systemctl enable -q gpio-sim-setup.service systest-runner.service
+HOOK
+chmod +x "$WORK/customize.sh"
+
+echo "build-image: mmdebstrap bookworm from $MIRROR"
+mmdebstrap --variant=minbase --dpkgopt=force-unsafe-io \
+    --include=systemd,systemd-sysv,udev,dbus,polkitd,linux-image-amd64,python3,python3-venv,make,kmod,initramfs-tools,procps \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --essential-hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d"; echo MODULES=list > "$1/etc/initramfs-tools/conf.d/systest.conf"; printf "virtio_pci\nvirtio_blk\next4\ncrc32c_generic\n" > "$1/usr/share/initramfs-tools/modules.d/systest"' \
+    --customize-hook="$WORK/customize.sh \"\$1\"" \
+    bookworm "$ROOT" "deb $MIRROR bookworm main" "deb $SECURITY bookworm-security main"
+[[ -x $ROOT/sbin/init ]] || { echo "build-image: mmdebstrap left no /sbin/init" >&2; exit 1; }
+
+cp "$ROOT"/boot/vmlinuz-* "$OUT/vmlinuz.tmp" && mv "$OUT/vmlinuz.tmp" "$OUT/vmlinuz"
+cp "$ROOT"/boot/initrd.img-* "$OUT/initrd.img.tmp" && mv "$OUT/initrd.img.tmp" "$OUT/initrd.img"
+mke2fs -q -F -t ext4 -L root -E root_owner=0:0 -d "$ROOT" "$OUT/root.img.tmp" 2G
+mv "$OUT/root.img.tmp" "$OUT/root.img"
+echo "build-image: done"

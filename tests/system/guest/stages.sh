@@ -1,0 +1,254 @@
+#!/bin/bash
+# The system test's checks inside the VM, one stage per boot (run by systest-runner as root):
+#   install   make install twice (the second changes nothing)
+#   play      boot as shipped, security score, a Grab Bag round, SIGKILL, SIGSTOP, bad config,
+#             then a game in progress for the host to cut the power on
+#   resume    after the hard power-off: every acknowledged judgement is back; polkit; MENU held
+#   uninstall boots again after the MENU power-off; make uninstall keeps state, config, user
+# Every check prints "ok - ..." or stops the stage with "FAIL: ..." (exit 1).
+set -uo pipefail
+S=/systest
+STAGE=$1
+UNIT=pi-companion.service
+VENV=/opt/pi-companion/venv
+PC="$VENV/bin/pi-companion"
+STATE=/var/lib/pi-companion
+CONFIG=/etc/pi-companion/config.toml
+T0=$(cut -d' ' -f1 /proc/uptime)
+
+ok() { echo "ok - $*"; }
+fail() { echo "FAIL: $*"; echo "--- journal of $UNIT:"; journalctl -b -u $UNIT -o short-monotonic --no-pager | tail -n 40; exit 1; }
+prop() { systemctl show -p "$1" --value $UNIT; }
+# wait_for SECONDS WHAT COMMAND...: poll COMMAND every 0.2 s until it succeeds
+wait_for() {
+    local secs=$1 what=$2 end
+    shift 2
+    end=$(($(date +%s) + secs))
+    until "$@" >/dev/null 2>&1; do
+        (($(date +%s) < end)) || fail "$what: not within ${secs} s"
+        sleep 0.2
+    done
+}
+active() { [[ $(prop ActiveState) == active ]]; }
+new_pid() { [[ $(prop ActiveState) == active && $(prop MainPID) != "$1" && $(prop MainPID) != 0 ]]; }
+status_json() { "$PC" status --json; }
+# field EXPR: a Python expression over the status report `r`
+field() { status_json | python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
+drive() { "$VENV/bin/python" "$S/drive.py" "$@" || fail "drive.py $*"; }
+scores() { field 'json.dumps(r["scores"], sort_keys=True)'; }
+
+stage_install() {
+    rm -rf /root/pi-companion /root/wheels
+    mkdir /root/pi-companion
+    tar -C /root/pi-companion -xf "$S/src.tar" || fail "no copy of the checkout"
+    cp -r "$S/wheels" /root/wheels
+    cd /root/pi-companion || fail "no copy of the checkout"
+    # Offline: only the wheels the host vendored (the VM has no network at all).
+    export PIP_NO_INDEX=1 PIP_FIND_LINKS=/root/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
+    local t=$SECONDS
+    make install 2>&1 | tee /root/install-1.log | sed -u "s/^/[make install 1] /" || fail "make install"
+    ok "make install ($((SECONDS - t)) s)"
+    getent passwd pi-companion >/dev/null || fail "sysusers did not create the pi-companion user"
+    for g in gpio i2c dialout; do
+        id -nG pi-companion | tr ' ' '\n' | grep -qx $g || fail "pi-companion is not in group $g"
+    done
+    ok "sysusers: user pi-companion in gpio, i2c, dialout ($(getent passwd pi-companion | cut -d: -f3,7))"
+    [[ $(systemctl is-enabled $UNIT) == enabled ]] || fail "unit not enabled"
+    ok "unit enabled"
+    [[ -s $CONFIG ]] || fail "no $CONFIG"
+    "$PC" config check $CONFIG || fail "the installed config does not pass config check"
+    ok "config template in $CONFIG"
+    grep -qx 'include-system-site-packages = true' $VENV/pyvenv.cfg \
+        || fail "the venv does not use the system's lgpio (system-site-packages)"
+    grep -q "system site-packages" /root/install-1.log || fail "install.sh did not say it uses the system lgpio"
+    ok "venv on the system site-packages: lgpio from the system, not compiled"
+    wait_for 90 "$UNIT active after make install" active
+    ok "service active after make install"
+
+    snapshot() {
+        # Not compared: byte code (it records source mtimes) and pip's record of where it
+        # installed from (direct_url.json names install.sh's temporary copy; RECORD hashes it).
+        find /etc /opt/pi-companion -xdev -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
+            ! -name direct_url.json ! -path '*.dist-info/RECORD' -print0 | sort -z | xargs -0 sha256sum
+        find /etc /opt/pi-companion -xdev -printf '%p %m %u %g\n' | sort
+        systemctl is-enabled $UNIT
+    }
+    snapshot > /root/snap-1
+    make install 2>&1 | tee /root/install-2.log | sed -u "s/^/[make install 2] /" || fail "second make install"
+    snapshot > /root/snap-2
+    diff -u /root/snap-1 /root/snap-2 || fail "the second make install changed the files above"
+    ok "a second make install changes nothing (content, mode and owner of every file under /etc and /opt/pi-companion)"
+    wait_for 90 "$UNIT active after the second make install" active
+
+    # The test's own settings: a known seed, and a buzz window wide enough for TCG's jitter
+    # (presses 1 ms apart must both land inside it, so the kernel's timestamps decide).
+    printf '[box]\nseed = 7\n\n[games.grab-bag]\nsettle_ms = 20\n' > $CONFIG
+    "$PC" config check $CONFIG || fail "the test config"
+    systemctl stop $UNIT
+    rm -f $STATE/current.log     # the play stage starts a fresh game on the test config
+    ok "test config written; rebooting"
+}
+
+stage_play() {
+    wait_for 120 "$UNIT active after boot" active
+    ok "after boot: $UNIT active at uptime $(cut -d' ' -f1 /proc/uptime) s"
+    [[ $(prop Type) == notify ]] || fail "Type=$(prop Type)"
+    local pid user
+    pid=$(prop MainPID)
+    user=$(ps -o user= -p "$pid")
+    [[ $user == pi-companion ]] || fail "the daemon runs as $user"
+    tr '\0' '\n' < /proc/$pid/environ | grep -qx GPIOZERO_PIN_FACTORY=lgpio || fail "no GPIOZERO_PIN_FACTORY=lgpio"
+    ls -l /proc/$pid/fd | grep -q '/dev/gpiochip' || fail "the daemon has no /dev/gpiochip open"
+    grep -q '^CapEff:[[:space:]]*0*$' /proc/$pid/status || fail "the daemon has capabilities: $(grep CapEff /proc/$pid/status)"
+    ok "Type=notify, user pi-companion, no capabilities, lgpio holds $(ls -l /proc/$pid/fd | grep -o '/dev/gpiochip[0-9]*' | head -n1)"
+    cmp "$(prop FragmentPath)" /root/pi-companion/systemd/pi-companion.service \
+        || fail "the unit in use is not the one shipped"
+    local d
+    for d in $(prop DropInPaths); do
+        [[ $d == /etc/systemd/system/pi-companion.service.d/systest.conf || $d == /usr/lib/* ]] \
+            || fail "an unexpected drop-in: $d"
+    done
+    ok "the unit as shipped, plus only the test drop-in: $(prop DropInPaths)"
+
+    local score claimed
+    score=$(systemd-analyze security $UNIT --no-pager | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p')
+    claimed=$(cat $S/claimed-score)
+    [[ -n $score ]] || fail "systemd-analyze security gave no score"
+    [[ $score == "$claimed" ]] || fail "systemd-analyze security scores $score, the docs claim $claimed"
+    ok "systemd-analyze security: $score, as systemd/README.md claims"
+
+    # --- play: round 1, the higher-numbered line written first; round 2, the lower one first
+    [[ $(field 'r["game"], r["phase"], r["grab_master"]') == "('grab-bag', 'searching', 'Red')" ]] \
+        || fail "fresh game: $(status_json)"
+    local r1 r2
+    r1=$(drive round P3 P2)
+    echo "round 1 timings: $r1"
+    [[ $(field 'r["last_buzz"]["winner"]') == Green ]] || fail "P3 pressed 1 ms before P2, but: $(status_json)"
+    local after
+    after=$(field '[o["after_ms"] for o in r["last_buzz"]["order"] if o["player"] == "Blue"][0]')
+    python3 -c "import sys; sys.exit(not 0 < $after <= 15)" || fail "Blue after Green by $after ms (1 ms expected)"
+    ok "round 1: P3 (GPIO24) pressed 1 ms before P2 (GPIO22): Green wins, Blue $after ms later by the kernel's timestamps"
+    r2=$(drive round P1 P2)
+    echo "round 2 timings: $r2"
+    [[ $(field 'r["last_buzz"]["winner"]') == Red ]] || fail "P1 pressed 1 ms before P2, but: $(status_json)"
+    after=$(field '[o["after_ms"] for o in r["last_buzz"]["order"] if o["player"] == "Blue"][0]')
+    python3 -c "import sys; sys.exit(not 0 < $after <= 15)" || fail "Blue after Red by $after ms (1 ms expected)"
+    ok "round 2: P1 (GPIO17) pressed 1 ms before P2 (GPIO22): Red wins, Blue $after ms later"
+    [[ $(scores) == '{"Blue": 0, "Green": 1, "Red": 1, "Yellow": 0}' ]] || fail "scores: $(scores)"
+    ok "judgements in $STATE/current.log, read back by pi-companion status: $(scores)"
+    echo "$r1" > $S/latency.jsonl
+    echo "$r2" >> $S/latency.jsonl
+    # More rounds for the latency figure; each winner becomes the next Grab Master.
+    for pair in "P4 P2" "P2 P3" "P3 P1" "P1 P4"; do
+        drive round $pair >> $S/latency.jsonl
+    done
+    [[ $(scores) == '{"Blue": 1, "Green": 2, "Red": 2, "Yellow": 1}' ]] || fail "scores after six rounds: $(scores)"
+    ok "six rounds played: $(scores)"
+
+    # --- display absent (checked after the rounds: the daemon has retried the display for a while)
+    local said
+    said=$(journalctl -b -u $UNIT -o cat | grep -c 'display unavailable')
+    [[ $said == 1 ]] || fail "'display unavailable' said $said times (want once)"
+    ok "no I2C display: said once in the journal, the game played on"
+
+    # --- SIGKILL: systemd restarts it, the game resumes with the same scores
+    local before restarts
+    before=$(scores)
+    restarts=$(prop NRestarts)
+    pid=$(prop MainPID)
+    kill -KILL "$pid"
+    wait_for 60 "restart after SIGKILL" new_pid "$pid"
+    [[ $(prop NRestarts) == $((restarts + 1)) ]] || fail "NRestarts $(prop NRestarts), expected $((restarts + 1))"
+    [[ $(scores) == "$before" ]] || fail "scores after SIGKILL $(scores), before $before"
+    drive round P3 P4 >/dev/null
+    [[ $(field 'r["scores"]["Green"]') == $(($(python3 -c "import json; print(json.loads('$before')['Green'])") + 1)) ]] \
+        || fail "the resumed game did not go on from the same scores: $(scores)"
+    ok "SIGKILL: restarted by systemd (NRestarts $(prop NRestarts)); the game went on from $before to $(scores)"
+
+    # --- SIGSTOP: the watchdog kills and restarts it
+    local wd rs t_stop elapsed limit
+    wd=$(($(prop WatchdogUSec | sed 's/s$//')))
+    rs=$(($(prop RestartUSec | sed 's/ms$//;s/s$//')))
+    limit=$((wd + rs + 8))
+    before=$(scores)
+    pid=$(prop MainPID)
+    t_stop=$(date +%s.%N)
+    kill -STOP "$pid"
+    wait_for $((limit + 30)) "restart after SIGSTOP" new_pid "$pid"
+    elapsed=$(python3 -c "import time; print(f'{time.time() - $t_stop:.1f}')")
+    journalctl -b -u $UNIT -o cat | grep -q 'Watchdog timeout' || fail "no watchdog timeout in the journal"
+    python3 -c "import sys; sys.exit(not $elapsed <= $limit)" || fail "watchdog restart took $elapsed s (limit $limit s)"
+    [[ $(scores) == "$before" ]] || fail "scores after the watchdog restart: $(scores), before $before"
+    ok "SIGSTOP: watchdog timeout, restarted after $elapsed s (WatchdogSec $wd s + RestartSec $rs s; limit $limit s)"
+
+    # --- a broken config: exit 78 and no restart loop
+    cp $CONFIG /root/config.good
+    printf '[box]\ngame = "no-such-game"\n' > $CONFIG
+    systemctl restart $UNIT 2>/dev/null && fail "the service started with a broken config"
+    restarts=$(prop NRestarts)
+    sleep $((rs + 5))
+    [[ $(prop ActiveState) == failed ]] || fail "ActiveState $(prop ActiveState) with a broken config"
+    [[ $(prop ExecMainStatus) == 78 ]] || fail "exit status $(prop ExecMainStatus), want 78"
+    [[ $(prop NRestarts) == "$restarts" ]] || fail "restarted with a broken config: NRestarts $restarts -> $(prop NRestarts)"
+    journalctl -b -u $UNIT -o cat | grep -q 'no-such-game' || fail "the journal does not name the bad value"
+    cp /root/config.good $CONFIG
+    systemctl restart $UNIT || fail "restart with the good config"
+    [[ $(scores) == "$before" ]] || fail "scores after the config fix: $(scores)"
+    ok "broken config: exit 78, failed, NRestarts stays $restarts over $((rs + 5)) s; fixed config resumes the game"
+
+    # --- a game in progress for the host's hard power-off: judgements acknowledged by the lamps
+    drive round P4 P1 >/dev/null
+    drive round P2 P1 >/dev/null
+    scores > $S/acked-scores
+    ok "acknowledged before the power cut: $(cat $S/acked-scores)"
+    touch $S/cut-power-now          # the host kills QEMU when it sees this
+    sleep 600
+    fail "the host did not cut the power"
+}
+
+stage_resume() {
+    wait_for 120 "$UNIT active after the power cut" active
+    local acked
+    acked=$(cat $S/acked-scores)
+    [[ $(scores) == "$acked" ]] || fail "after the power cut: $(scores); acknowledged $acked"
+    journalctl -b -u $UNIT -o cat | grep -q 'resumed grab-bag' || fail "the daemon did not say it resumed"
+    ok "after the hard power-off: the game resumed with every acknowledged judgement: $acked"
+
+    # --- power-off: another unprivileged user is refused by polkit
+    id mallory >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin mallory
+    local out
+    if out=$(runuser -u mallory -- busctl call --system org.freedesktop.login1 /org/freedesktop/login1 \
+            org.freedesktop.login1.Manager PowerOff b false 2>&1); then
+        fail "user mallory could power the box off"
+    fi
+    echo "$out" | grep -qiE 'access denied|interactive authentication required|not authorized' \
+        || fail "mallory refused for another reason: $out"
+    ok "another unprivileged user cannot power off: $out"
+
+    # --- MENU held 3 s: the daemon powers the VM off through the polkit rule
+    journalctl -f -n 0 -u $UNIT -u systemd-logind.service -o short-monotonic > $S/poweroff-journal.log 2>&1 &
+    sleep 1
+    touch $S/menu-held
+    drive hold MENU 4
+    sleep 120
+    fail "MENU held 4 s, but the box is still running"
+}
+
+stage_uninstall() {
+    wait_for 120 "$UNIT active after the MENU power-off and a new boot" active
+    ok "after the MENU power-off the box booted again and the service is active"
+    [[ -s $STATE/current.log ]] || fail "the daemon wrote no game log to $STATE"
+    sha256sum $STATE/current.log $CONFIG > /root/kept
+    cd /root/pi-companion || fail "no checkout"
+    make uninstall || fail "make uninstall"
+    [[ $(prop LoadState) == not-found ]] || fail "unit still loaded after uninstall: $(prop LoadState)"
+    [[ ! -e /opt/pi-companion ]] || fail "/opt/pi-companion left behind"
+    sha256sum -c --quiet /root/kept || fail "uninstall changed the state or the config"
+    getent passwd pi-companion >/dev/null || fail "uninstall removed the user"
+    ok "make uninstall: unit and venv gone; game log, config and user kept"
+
+}
+
+echo "== stage $STAGE (uptime $T0 s)"
+"stage_$STAGE"
+echo "== stage $STAGE passed (uptime $(cut -d' ' -f1 /proc/uptime) s)"

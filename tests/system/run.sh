@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# The system test: pi-companion installed with `make install` on a real Debian bookworm
+# system (systemd as PID 1, udev, dbus, polkitd, a kernel gpio-sim chip as the Pi's header),
+# booted under QEMU, and checked through several boots. See systemd/README.md.
+#
+#   sudo tests/system/run.sh          (or: sudo make system-test)
+#
+# Needs root on a Debian host with Debian's and PyPI's package registries reachable; installs
+# its own host tools with apt-get. Caches the image, the gpio-sim module and the wheels under
+# $SYSTEST_CACHE (default /var/cache/pi-companion-systest), keyed on their inputs.
+# SYSTEST_ACCEL=kvm uses KVM where it works (default tcg: KVM is broken on some CI hosts).
+# SYSTEST_KEEP=1 keeps the run directory (disk, serial console, stage logs) for inspection.
+set -euo pipefail
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd -- "$HERE/../.." && pwd)
+CACHE=${SYSTEST_CACHE:-/var/cache/pi-companion-systest}
+ACCEL=${SYSTEST_ACCEL:-tcg}
+PIP=${PIP:-$REPO/.venv/bin/pip}
+LGPIO_VERSION=0.2.2.0
+T0=$(date +%s)
+
+say() { printf '### [%4ds] %s\n' "$(($(date +%s) - T0))" "$*"; }
+fail() { printf '### [%4ds] SYSTEM TEST FAILED: %s\n' "$(($(date +%s) - T0))" "$*" >&2; exit 1; }
+
+[[ $EUID -eq 0 ]] || fail "run as root (it installs host packages and builds a disk image)"
+[[ -x $PIP ]] || fail "no $PIP: run 'make .venv/.installed' (make system-test does) or set PIP"
+# The wheels are vendored for the guest's Python (bookworm's 3.11), and lgpio is compiled
+# with the host's: both must be 3.11.
+"$(dirname "$PIP")/python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
+    || fail "$(dirname "$PIP")/python is not Python 3.11 (the guest's, Debian bookworm's)"
+
+# ---- host tools ---------------------------------------------------------------------------
+HOST_PACKAGES=(qemu-system-x86 qemu-utils mmdebstrap e2fsprogs swig gcc python3-dev)
+host_tools() {
+    local missing=()
+    for p in "${HOST_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        say "apt-get install ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q >/dev/null || fail "apt-get update failed"
+        apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
+            || fail "apt-get install ${missing[*]} failed"
+    fi
+}
+
+# ---- wheels: everything `make install` needs in the guest, which has no network ------------
+# The project's dependencies (from pyproject.toml) and its build backend, as wheels for this
+# host's Python (bookworm's 3.11, the guest's too).
+wheels() {
+    local deps key
+    deps=$(python3 -c 'import tomllib,sys; p=tomllib.load(open(sys.argv[1],"rb")); print("\n".join(p["project"]["dependencies"] + p["build-system"]["requires"] + ["wheel"]))' "$REPO/pyproject.toml")
+    key=$(printf '%s\n' "$deps" "$(python3 -V)" | sha256sum | cut -c1-16)
+    WHEELS=$CACHE/wheels-$key
+    if [[ ! -f $WHEELS/.complete ]]; then
+        say "downloading wheels into $WHEELS"
+        rm -rf "$WHEELS"
+        mkdir -p "$WHEELS"
+        # shellcheck disable=SC2086
+        printf '%s\n' "$deps" >"$WHEELS/requirements.txt"
+        "$PIP" download --quiet --disable-pip-version-check --only-binary=:all: \
+            -d "$WHEELS" -r "$WHEELS/requirements.txt" || fail "pip download of the wheels failed"
+        touch "$WHEELS/.complete"
+    fi
+    # lgpio: PyPI's x86_64 "wheel" is an empty placeholder, so build the sdist (needs swig).
+    LGPIO_WHEEL=$(ls "$CACHE"/lgpio/lgpio-$LGPIO_VERSION-*.whl 2>/dev/null | head -n1 || true)
+    if [[ -z $LGPIO_WHEEL ]]; then
+        say "building lgpio $LGPIO_VERSION from its sdist"
+        rm -rf "$CACHE/lgpio.tmp"
+        mkdir -p "$CACHE/lgpio.tmp"
+        # PYPI=1: link lgpio's C library into the module (no liblgpio package on Debian).
+        PYPI=1 "$PIP" wheel --quiet --disable-pip-version-check --no-deps --no-binary=:all: \
+            -w "$CACHE/lgpio.tmp" "lgpio==$LGPIO_VERSION" || fail "building lgpio failed"
+        rm -rf "$CACHE/lgpio"
+        mv "$CACHE/lgpio.tmp" "$CACHE/lgpio"
+        LGPIO_WHEEL=$(ls "$CACHE"/lgpio/lgpio-$LGPIO_VERSION-*.whl)
+    fi
+}
+
+# ---- the base image -----------------------------------------------------------------------
+image() {
+    local key
+    key=$(cat "$HERE/build-image.sh" "$HERE"/image/* | sha256sum | cut -c1-16)
+    key=$(printf '%s %s\n' "$key" "$(basename "$LGPIO_WHEEL")" | sha256sum | cut -c1-16)
+    IMAGE=$CACHE/image-$key
+    if [[ ! -f $IMAGE/.complete ]]; then
+        say "building the bookworm image $IMAGE (cached afterwards)"
+        rm -rf "$IMAGE"
+        bash "$HERE/build-image.sh" "$IMAGE" "$LGPIO_WHEEL" "$CACHE/modules" >"$CACHE/build-image.log" 2>&1 \
+            || { tail -n 30 "$CACHE/build-image.log" >&2; fail "building the image failed (log: $CACHE/build-image.log)"; }
+        touch "$IMAGE/.complete"
+        # Older images are keyed on older inputs: drop them.
+        for old in "$CACHE"/image-*; do [[ $old == "$IMAGE" ]] || rm -rf -- "$old"; done
+    fi
+}
+
+mkdir -p "$CACHE"
+host_tools
+wheels
+image
+if [[ ${1:-} == --prepare-only ]]; then say "prepared: $IMAGE"; exit 0; fi
+
+# ---- one run: a disk of its own on top of the cached image, several boots ------------------
+RUN=$(mktemp -d /var/tmp/pi-companion-systest.XXXXXX)
+SHARE=$RUN/share
+QEMU_PID=
+cleanup() {
+    [[ -z $QEMU_PID ]] || kill -KILL "$QEMU_PID" 2>/dev/null || true
+    if [[ ${SYSTEST_KEEP:-0} == 1 ]]; then say "kept $RUN"; else rm -rf -- "$RUN"; fi
+}
+trap cleanup EXIT
+mkdir -p "$SHARE"
+# The disk: a qcow2 overlay on the cached image, so the image stays clean; writes go through
+# to the file (cache=writethrough), so a killed QEMU loses only what the guest never flushed.
+qemu-img create -q -f qcow2 -F raw -b "$IMAGE/root.img" "$RUN/disk.qcow2" || fail "qemu-img create"
+# A copy of the checkout (tracked and new files, as they are in the working tree).
+# One tar file: over 9p under TCG every file costs a round trip.
+git -C "$REPO" ls-files -z --cached --others --exclude-standard \
+    | (cd "$REPO" && tar --null --ignore-failed-read -T - -cf "$SHARE/src.tar") \
+    || fail "copying the checkout"
+cp -r "$WHEELS" "$SHARE/wheels"
+cp "$HERE/guest/stages.sh" "$HERE/guest/drive.py" "$SHARE/"
+# The score the docs claim: "scores **0.6 SAFE**" in systemd/README.md.
+sed -n 's/.*scores \*\*\([0-9.]*\) [A-Z]*\*\*.*/\1/p' "$REPO/systemd/README.md" | head -n1 >"$SHARE/claimed-score"
+[[ -s $SHARE/claimed-score ]] || fail "systemd/README.md claims no security score"
+
+if [[ $ACCEL == kvm ]]; then ACCEL_ARGS=(-accel kvm -cpu host); else ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); fi
+# boot STAGE: start the VM on the run's disk with STAGE to run; returns at once (QEMU_PID).
+boot() {
+    local stage=$1
+    echo "$stage" >"$SHARE/stage"
+    qemu-system-x86_64 "${ACCEL_ARGS[@]}" -smp 2 -m 1024 -nographic -no-reboot \
+        -kernel "$IMAGE/vmlinuz" -initrd "$IMAGE/initrd.img" \
+        -append "console=ttyS0 root=/dev/vda rw panic=-1 quiet mitigations=off" \
+        -drive "file=$RUN/disk.qcow2,if=virtio,format=qcow2,cache=writethrough" \
+        -virtfs "local,path=$SHARE,mount_tag=systest,security_model=none,id=systest" \
+        -nic none -serial "file:$RUN/serial-$stage.log" -monitor none -display none \
+        </dev/null >"$RUN/qemu-$stage.log" 2>&1 &
+    QEMU_PID=$!
+    BOOT_T0=$(date +%s)
+}
+vm_running() { kill -0 "$QEMU_PID" 2>/dev/null; }
+# show STAGE: the stage's output, indented
+show() { sed 's/^/    /' "$SHARE/out-$1.log" 2>/dev/null || true; }
+died() {
+    show "$1"
+    echo "--- serial console (last lines):"; tail -n 25 "$RUN/serial-$1.log" 2>/dev/null | tr -d '\r'
+    fail "$2"
+}
+# until_file STAGE FILE SECONDS: wait for the guest to create FILE in the share
+until_file() {
+    local end=$(($(date +%s) + $3))
+    until [[ -e $SHARE/$2 ]]; do
+        [[ -s $SHARE/rc-$1 ]] && died "$1" "stage $1 ended (rc $(cat "$SHARE/rc-$1")) before $2"
+        vm_running || died "$1" "the VM stopped during stage $1 before $2"
+        (($(date +%s) < end)) || died "$1" "stage $1: no $2 within $3 s"
+        sleep 0.5
+    done
+}
+# until_off STAGE SECONDS: wait for QEMU to exit by itself
+until_off() {
+    local end=$(($(date +%s) + $2))
+    while vm_running; do
+        (($(date +%s) < end)) || died "$1" "stage $1: the VM did not power off within $2 s"
+        sleep 0.5
+    done
+    wait "$QEMU_PID" 2>/dev/null || true
+    QEMU_PID=
+}
+# A stage that ends with the runner's clean power-off.
+stage() {
+    local stage=$1 limit=$2
+    say "boot: stage $stage"
+    boot "$stage"
+    until_off "$stage" "$limit"
+    show "$stage"
+    [[ $(cat "$SHARE/rc-$stage" 2>/dev/null) == 0 ]] \
+        || died "$stage" "stage $stage failed (rc $(cat "$SHARE/rc-$stage" 2>/dev/null || echo none))"
+    say "stage $stage passed ($(($(date +%s) - BOOT_T0)) s with boot and power-off)"
+}
+
+stage install 900
+
+say "boot: stage play"
+boot play
+until_file play cut-power-now 900
+kill -KILL "$QEMU_PID"                 # the hard power-off: no sync, no shutdown
+wait "$QEMU_PID" 2>/dev/null || true
+QEMU_PID=
+show play
+say "stage play passed; QEMU killed mid-game ($(($(date +%s) - BOOT_T0)) s)"
+
+say "boot: stage resume"
+boot resume
+until_file resume menu-held 600
+MENU_T=$(date +%s)
+until_off resume 300
+show resume
+grep -q '^FAIL' "$SHARE/out-resume.log" && died resume "stage resume failed"
+grep -q 'PowerOff\|Powering off\|System is powering down' "$SHARE/poweroff-journal.log" \
+    || { cat "$SHARE/poweroff-journal.log"; fail "the VM stopped, but the journal shows no power-off request"; }
+sed 's/^/    /' "$SHARE/poweroff-journal.log" | grep -iE 'power|menu|shut' | head -n 5
+say "MENU held: the box powered the VM off through polkit ($(($(date +%s) - MENU_T)) s after the press began)"
+
+stage uninstall 600
+
+# The kernel edge -> decision latency of the rounds played (see systemd/README.md).
+python3 - "$SHARE/latency.jsonl" <<'PY'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+for key in ("edge_to_logged_ms", "edge_to_decision_ms", "yes_to_ack_ms"):
+    v = sorted(r[key] for r in rows)
+    print(f"    {key}: median {statistics.median(v):.1f} ms, min {v[0]:.1f}, max {v[-1]:.1f} (n={len(v)})")
+PY
+say "SYSTEM TEST PASSED"
