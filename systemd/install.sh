@@ -174,7 +174,12 @@ activate() {
     if [[ $RUNNING == 1 ]]; then
         if command -v udevadm >/dev/null; then
             udevadm control --reload
-            udevadm trigger --action=change --subsystem-match=tty  # a puck already plugged in
+            # Apply the rules again to devices already there: a puck plugged in, and the GPIO
+            # and I2C devices, whose rules name the gpio and i2c groups that sysusers may have
+            # only just created (udev left them root-only at boot; the service could not open them).
+            udevadm trigger --action=change --subsystem-match=tty --subsystem-match=gpio \
+                --subsystem-match=i2c-dev
+            udevadm settle --timeout=30 || warn "udev did not settle within 30 s"
         fi
         systemctl daemon-reload
     fi

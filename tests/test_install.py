@@ -187,7 +187,9 @@ def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run) -> Non
     assert result.returncode == 0, result.stdout + result.stderr
     install = ["systemd-sysusers /etc/sysusers.d/pi-companion.conf",
                "udevadm control --reload",
-               "udevadm trigger --action=change --subsystem-match=tty",
+               "udevadm trigger --action=change --subsystem-match=tty --subsystem-match=gpio "
+               "--subsystem-match=i2c-dev",
+               "udevadm settle --timeout=30",
                "systemctl daemon-reload",
                "systemctl enable pi-companion.service",
                "systemctl restart pi-companion.service"]

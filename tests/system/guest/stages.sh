@@ -17,7 +17,12 @@ CONFIG=/etc/pi-companion/config.toml
 T0=$(cut -d' ' -f1 /proc/uptime)
 
 ok() { echo "ok - $*"; }
-fail() { echo "FAIL: $*"; echo "--- journal of $UNIT:"; journalctl -b -u $UNIT -o short-monotonic --no-pager | tail -n 40; exit 1; }
+fail() {
+    echo "FAIL: $*"
+    echo "--- devices:"; ls -l /dev/gpiochip* 2>&1
+    echo "--- journal of $UNIT:"; journalctl -b -u $UNIT -o short-monotonic --no-pager | tail -n 40
+    exit 1
+}
 prop() { systemctl show -p "$1" --value $UNIT; }
 # wait_for SECONDS WHAT COMMAND...: poll COMMAND every 0.2 s until it succeeds
 wait_for() {
