@@ -12,14 +12,14 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from .config import Config
 from .core.engine import Engine
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, InputEvent, PuckStatus, Request,
-                          Sound)
-from .core.records import advance_record, from_record, to_record
+                          Resume, Sound)
+from .core.records import advance_record, from_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
 from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs
@@ -82,11 +82,12 @@ class Box:
         self.handled = 0
         self.stale = True
         self.tick_offset = 0.0
+        self.logged_clock = 0.0       # the engine's clock as a fold of the log would have it
         self.resumed_records = 0
         self.resumed = self._resume()
         if not self.resumed:
             self._use(self._new_engine(config.game))
-        self._check_held_buttons()
+        self._reconcile_buttons()
         self.puck: Any = None
         self._puck_last: tuple[str, int, int] | None = None
         self._puck_hello: str | None = None
@@ -129,11 +130,23 @@ class Box:
         for event in self.puck_mail.take():
             self.handle(Wake(event))
 
-    def _check_held_buttons(self) -> None:
-        for name, device in self.inputs.items():
-            if name in BUTTON_NAMES and device.is_active:
-                log.warning("button %s is held down at start (stuck?): ignored until released", name)
-                self.engine.held_at_start(name)
+    def _reconcile_buttons(self) -> None:
+        """Make the engine's buttons the real ones at start, and log that as a `resume` record.
+
+        After a power cut the log may leave buttons down (a press whose release was never
+        logged) and timers running (long presses, holds, contact settles): none of that is
+        happening any more. A `Resume` at the last logged time releases every button without
+        effect, stops those timers, closes an open settle window on the presses it holds and
+        drops a shutdown request; buttons down now are ignored until released. A fresh log
+        only needs it when a button is down."""
+        held = tuple(name for name, device in self.inputs.items()
+                     if name in BUTTON_NAMES and device.is_active)
+        for name in held:
+            log.warning("button %s is held down at start (stuck?): ignored until released", name)
+        if self.resumed or held:
+            event = Resume(self.engine.clock, held)
+            self._log(to_record(event))
+            self.engine.feed(event)
 
     def _new_engine(self, game: str) -> Engine:
         """A fresh engine; its clock starts at 0 now (callers install it with `_use`)."""
@@ -149,6 +162,7 @@ class Box:
         self.engine = engine
         self.t0 = self.factory.ticks()
         self.tick_offset = 0.0
+        self.logged_clock = engine.clock
         self._start_log()
 
     # ---- the durable log ----
@@ -178,6 +192,7 @@ class Box:
             return False
         engine.tunes = self.config.tunes
         self.engine = engine
+        self.logged_clock = engine.clock
         self.t0 = self.factory.ticks() - engine.clock   # our clock carries on from the log's
         self.resumed_records = len(records)
         self.store.open()
@@ -185,6 +200,7 @@ class Box:
         return True
 
     def _log(self, record: dict[str, Any]) -> None:
+        self.logged_clock = max(self.logged_clock, record["t"])
         if self.store is not None:
             self.store.append(record)
 
@@ -194,6 +210,7 @@ class Box:
         return float(self.factory.ticks_diff(self.factory.ticks(), self.t0))
 
     def to_event(self, raw: RawEdge) -> InputEvent:
+        """The engine's event for a pin edge, its time already at the log's precision."""
         t = float(self.factory.ticks_diff(raw.ticks, self.t0)) + self.tick_offset
         now = self.now()
         if abs(t - now) > CLOCK_SKEW_S:
@@ -201,6 +218,7 @@ class Box:
             log.warning("edge ticks are %.1f s off the loop clock; re-basing them", t - now)
             self.tick_offset += now - t
             t = now
+        t = quantize(t)
         if raw.name in BUTTON_NAMES:
             return Edge(t, raw.name, raw.active)
         sensor = raw.name[-1]
@@ -307,11 +325,16 @@ class Box:
             return
         event = self.to_event(item) if isinstance(item, RawEdge) else item.event
         if event is not None:
+            event = replace(event, t=quantize(event.t))   # decide on exactly what is logged
+            if event.t < self.engine.clock and self.logged_clock < self.engine.clock:
+                # An idle wake moved the clock past this (earlier stamped) event without a
+                # record: log that move first, or the fold would start its timers earlier.
+                self._log(advance_record(self.engine.clock))
             self._log(to_record(event))
             effects = self.engine.feed(event)
             self.handled += 1
         else:
-            now = self.now()
+            now = quantize(self.now())
             deadline = self.engine.next_deadline()
             if deadline is not None and deadline <= now:
                 self._log(advance_record(now))

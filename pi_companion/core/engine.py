@@ -17,8 +17,8 @@ from . import rand
 from .debounce import DEBOUNCE_S, Debouncer
 from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, EncoderLevel,
                      HallCounts, HallLevel, HallStep, InputEvent, Judge, MenuChoice, PlayerHold,
-                     PlayerPress, PuckReset, PuckStatus, Request, Sound, Tick, Turn, Undone,
-                     Verdict)
+                     PlayerPress, PuckReset, PuckStatus, Request, Resume, Sound, Tick, Turn,
+                     Undone, Verdict)
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .quadrature import Quadrature
 from .tunes import DEFAULT_TUNES, buzz_sound
@@ -91,12 +91,6 @@ class Engine:
     def next_deadline(self) -> float | None:
         due = self._timers()
         return min(d[0] for d in due) if due else None
-
-    def held_at_start(self, button: str) -> None:
-        """A button already down when the box starts (stuck or leaned on): ignore it until released."""
-        deb = self.buttons[button]
-        deb.raw = deb.logical = True
-        self.notice = f"{button} held down: ignored"
 
     # ---- views ----
 
@@ -194,6 +188,27 @@ class Engine:
             self._hall_counts(event)
         elif isinstance(event, PuckStatus):
             self._puck_status(event)
+        elif isinstance(event, Resume):
+            self._resume(event)
+
+    def _resume(self, event: Resume) -> None:
+        """The box (re)started: nothing from before the cut is in flight any more (see `Resume`).
+
+        A button the log left down was released at the cut, without effect (its short press
+        needs a release that never came, its long press a hold nobody can prove); a button down
+        now is ignored until released, like any button held at start."""
+        held = [b for b in event.held if b in self.buttons]
+        for name, deb in self.buttons.items():
+            deb.raw = deb.logical = name in held
+            deb.last_edge = float("-inf")          # the cut separates edges: no bounce across it
+            deb.settle_due = None
+        self.holds.clear()
+        self.encoder_steps = 0                     # half a detent before + half after is no detent
+        if self.window is not None:                # no press can join it any more: decide it now
+            self._close_window(self.clock)
+        self.shutdown_requested = False
+        if held:
+            self.notice = f"{', '.join(held)} held down: ignored"
 
     def _hall_level(self, event: HallLevel) -> None:
         level = self.hall.a if event.sensor == "A" else self.hall.b

@@ -58,7 +58,18 @@ class PuckStatus:
     boot_id: str = ""
 
 
-InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus
+@dataclass(frozen=True)
+class Resume:
+    """The box started on this log at `t`: after a power cut (`t` is then the last logged time),
+    or on a fresh log while a button was down. Whatever was in flight is over: every button is
+    up except `held`, the ones down now (ignored until released); no long press, player hold or
+    contact settle started before fires; an open settle window closes on the presses it holds;
+    a shutdown request is forgotten."""
+    t: float
+    held: tuple[Button, ...] = ()
+
+
+InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus | Resume
 
 # ---- actions (what the engine hands to a game) ----
 

@@ -1,15 +1,26 @@
-"""Input events as flat JSON-able records (the game log's lines; button records read like replay events)."""
+"""Input events as flat JSON-able records (the game log's lines; button records read like replay events).
+
+Times are logged to the microsecond (`TIME_DIGITS`). The live box rounds every time to that
+precision with `quantize` *before* the engine sees it, so the engine decides on exactly the
+values the log holds and folding the log again reaches the same state, bit for bit.
+"""
 from __future__ import annotations
 
 from typing import Any
 
-from .events import Edge, EncoderLevel, HallCounts, HallLevel, InputEvent, PuckStatus, Turn
+from .events import Edge, EncoderLevel, HallCounts, HallLevel, InputEvent, PuckStatus, Resume, Turn
 
 Record = dict[str, Any]
+TIME_DIGITS = 6
+
+
+def quantize(t: float) -> float:
+    """`t` at the log's precision (idempotent: a logged time reads back as the same float)."""
+    return round(t, TIME_DIGITS)
 
 
 def to_record(event: InputEvent) -> Record:
-    t = round(event.t, 6)
+    t = quantize(event.t)
     if isinstance(event, Edge):
         return {"t": t, "press" if event.pressed else "release": event.button}
     if isinstance(event, Turn):
@@ -22,12 +33,14 @@ def to_record(event: InputEvent) -> Record:
         return {"t": t, "puck": "counts", "boot": event.boot_id, "net": event.net, "invalid": event.invalid}
     if isinstance(event, PuckStatus):
         return {"t": t, "puck": "status", "connected": event.connected, "boot": event.boot_id}
+    if isinstance(event, Resume):
+        return {"t": t, "resume": 1, **({"held": list(event.held)} if event.held else {})}
     raise TypeError(f"not an input event: {event!r}")
 
 
 def advance_record(t: float) -> Record:
     """The loop woke for a timer at `t`: resume must fire the same timers at the same time."""
-    return {"t": round(t, 6), "advance": 1}
+    return {"t": quantize(t), "advance": 1}
 
 
 def from_record(rec: Record) -> InputEvent | float:
@@ -35,6 +48,11 @@ def from_record(rec: Record) -> InputEvent | float:
     t = float(rec["t"])
     if "advance" in rec:
         return t
+    if "resume" in rec:
+        held = rec.get("held", [])
+        if not isinstance(held, list) or not all(isinstance(b, str) for b in held):
+            raise ValueError(f"bad held buttons in {rec!r}")
+        return Resume(t, tuple(held))
     if "press" in rec or "release" in rec:
         return Edge(t, str(rec.get("press", rec.get("release"))), "press" in rec)
     if "turn" in rec:
