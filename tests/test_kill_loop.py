@@ -18,16 +18,15 @@ A phantom action is any of these after a restart, before any new input:
 - releasing a button held since power-up changes the game;
 - the log grows with no input (an `advance` record means a timer fired).
 
-`make test` runs 20 kills of daemons forked from a warm server (the same `pi-companion run`
-code in its own process, without the interpreter's 0.3 s start); `make torture` runs 240 kills
-of daemons started as fresh interpreters (marker `torture`).
+`make test` runs 20 kills of daemons forked from a warm interpreter (tests/helpers/zygote.py:
+the same `pi-companion run` code in its own process, without the interpreter's start);
+`make torture` runs 240 kills of daemons started as fresh interpreters (marker `torture`).
 """
 from __future__ import annotations
 
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -43,7 +42,9 @@ from pi_companion.games import registry
 
 HELPER = Path(__file__).parent / "helpers" / "pinpad.py"
 ROOT = Path(__file__).parents[1]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPER.parent), *sys.path])}
+sys.path.insert(0, str(HELPER.parent))
+from zygote import Child, Zygote  # noqa: E402
 PLAYERS = ("P1", "P2", "P3")
 AT_KILL = ("P1", "P2", "P3", "YES", "NO", "MENU")
 TAPS = ("P1", "P2", "P3", "YES", "YES", "NO")
@@ -56,84 +57,52 @@ cards = 200
 GAME_KEYS = ("scores", "deck", "round", "grab_master", "winners", "over", "set_aside", "target")
 
 
-class Zygote:
-    """`pinpad.py --zygote`: one warm interpreter that forks the daemons (started once)."""
-    proc: subprocess.Popen[str] | None = None
-
-    @classmethod
-    def fork(cls, job: dict[str, Any]) -> int:
-        if cls.proc is None or cls.proc.poll() is not None:
-            cls.proc = subprocess.Popen([sys.executable, str(HELPER), "--zygote"], env=ENV,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert cls.proc.stdin is not None and cls.proc.stdout is not None
-        cls.proc.stdin.write(json.dumps(job) + "\n")
-        cls.proc.stdin.flush()
-        return int(cls.proc.stdout.readline())
-
-
-@pytest.fixture(scope="module", autouse=True)
-def stop_zygote():
-    yield
-    if Zygote.proc is not None:
-        Zygote.proc.kill()
-        Zygote.proc.wait()
-        Zygote.proc = None
+@pytest.fixture(scope="module")
+def zygote():
+    server = Zygote(ENV)
+    yield server
+    server.close()
 
 
 class Daemon:
-    """`pi-companion run --pins mock` in its own process: a fresh interpreter, or forked."""
+    """`pi-companion run --pins mock` in its own process: forked from the zygote, or a fresh
+    interpreter (`zygote=None`)."""
 
-    def __init__(self, tmp: Path, held: tuple[str, ...], run: int, fork: bool) -> None:
+    def __init__(self, tmp: Path, held: tuple[str, ...], run: int, zygote: Zygote | None) -> None:
         argv = ["run", "--pins", "mock", "--display", "dummy",
                 "--config", str(tmp / "box.toml"), "--state-dir", str(tmp / "state")]
-        err = tmp / f"stderr-{run}.txt"
+        env = {"PINPAD_HELD": ",".join(held)}
         self.proc: subprocess.Popen[str] | None = None
-        if fork:
-            cmd, out = tmp / f"cmd-{run}", tmp / f"out-{run}"
-            os.mkfifo(cmd)
-            os.mkfifo(out)
-            self.pid = Zygote.fork({"argv": argv, "held": list(held), "stderr": str(err),
-                                    "cmd": str(cmd), "out": str(out)})
-            self.inp, self.out = open(cmd, "w"), open(out)
+        if zygote is not None:
+            self.child = zygote.spawn("pinpad", argv, tmp, env)
         else:
-            with open(err, "w") as stderr:
+            with open(tmp / f"stderr-{run}.txt", "w") as stderr:
                 self.proc = subprocess.Popen([sys.executable, str(HELPER), *argv],
-                                             env={**ENV, "PINPAD_HELD": ",".join(held)},
-                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=stderr, text=True)
-            self.pid, self.inp, self.out = self.proc.pid, self.proc.stdin, self.proc.stdout
-        line = self.out.readline()
+                                             env={**ENV, **env}, stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=stderr, text=True)
+            self.child = Child(self.proc.pid, self.proc.stdin, self.proc.stdout)
+        line = self.child.out.readline()
         if not line.startswith("ready"):
             self.kill()
             raise AssertionError(f"run {run}: the daemon did not start: {line!r}")
 
     def send(self, *lines: str) -> None:
         try:
-            self.inp.write("".join(f"{line}\n" for line in lines))
-            self.inp.flush()
+            self.child.inp.write("".join(f"{line}\n" for line in lines))
+            self.child.inp.flush()
         except BrokenPipeError:                  # it has gone: report() says so
             pass
 
     def report(self) -> dict[str, Any] | None:
         """The live engine's view; None if the daemon has gone."""
         self.send("report")
-        line = self.out.readline()
+        line = self.child.out.readline()
         return json.loads(line.split(" ", 1)[1]) if line.startswith("report ") else None
 
     def kill(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:               # it exited by itself
-            pass
+        self.child.kill()
         if self.proc is not None:
             self.proc.wait()
-        else:
-            self.out.read()                      # EOF: the process is gone
-        for stream in (self.inp, self.out):
-            try:
-                stream.close()
-            except BrokenPipeError:
-                pass
 
 
 def read_log(state: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -206,7 +175,7 @@ def phantoms_after_restart(daemon: Daemon, state: Path, held: tuple[str, ...],
     return found
 
 
-def kill_loop(tmp_path: Path, kills: int, seed: int, fork: bool) -> dict[str, Any]:
+def kill_loop(tmp_path: Path, kills: int, seed: int, zygote: Zygote | None) -> dict[str, Any]:
     (tmp_path / "box.toml").write_text(CONFIG)
     state = tmp_path / "state"
     rng = random.Random(seed)
@@ -217,7 +186,7 @@ def kill_loop(tmp_path: Path, kills: int, seed: int, fork: bool) -> dict[str, An
     logged_at_kill = 0
     held: tuple[str, ...] = ()
     for run in range(kills + 1):
-        daemon = Daemon(tmp_path, held, run, fork)
+        daemon = Daemon(tmp_path, held, run, zygote)
         try:
             if run:
                 found = phantoms_after_restart(daemon, state, held, run)
@@ -262,8 +231,8 @@ def kill_loop(tmp_path: Path, kills: int, seed: int, fork: bool) -> dict[str, An
             "records": len(read_log(state)[1])}
 
 
-def test_twenty_kills_with_buttons_held_make_no_phantom_action(tmp_path):
-    result = kill_loop(tmp_path, kills=20, seed=1, fork=True)
+def test_twenty_kills_with_buttons_held_make_no_phantom_action(tmp_path, zygote):
+    result = kill_loop(tmp_path, kills=20, seed=1, zygote=zygote)
     print(json.dumps({k: v for k, v in result.items() if k != "phantoms"}))
     assert result["phantoms"] == [], "\n".join(result["phantoms"])
     assert result["presses_logged_at_kill"] >= 10        # the kills really cut held presses
@@ -272,6 +241,6 @@ def test_twenty_kills_with_buttons_held_make_no_phantom_action(tmp_path):
 
 @pytest.mark.torture
 def test_two_hundred_forty_kills_with_buttons_held_make_no_phantom_action(tmp_path):
-    result = kill_loop(tmp_path, kills=240, seed=2, fork=False)
+    result = kill_loop(tmp_path, kills=240, seed=2, zygote=None)
     print(json.dumps({k: v for k, v in result.items() if k != "phantoms"}))
     assert result["phantoms"] == [], "\n".join(result["phantoms"])

@@ -1,6 +1,6 @@
 """A box playing a scripted Grab Bag game into a game log, printing each acknowledged input.
 
-Run as: python crash_child.py STATE_DIR. It resumes whatever the log holds and carries on with
+Run as: python crash_child.py STATE_DIR (or forked by zygote.py). It resumes whatever the log holds and carries on with
 the script from there; the parent SIGKILLs it at random moments.
 """
 from __future__ import annotations
@@ -32,16 +32,22 @@ def script(n: int = 3000) -> list[Edge]:
     return events
 
 
-def main() -> None:
-    box = Box(CONFIG, MockFactory(pin_class=MockPWMPin), Display(None),
-              store=GameLog(sys.argv[1]))
-    done = box.resumed_records
+def warm() -> None:
+    """Import what the box needs before the first fork (tests/helpers/zygote.py)."""
+    script()
+
+
+def main(argv: list[str]) -> int:
+    box = Box(CONFIG, MockFactory(pin_class=MockPWMPin), Display(None), store=GameLog(argv[0]))
+    loaded = GameLog(argv[0]).load()
+    done = sum(1 for r in loaded[1] if "resume" not in r) if loaded else 0   # script inputs
     print(f"start {done} {json.dumps(box.engine.report())}", flush=True)
     for index, event in enumerate(script()[done:], start=done + 1):
         box.queue.put(Wake(event))
         box.pump()
         print(f"ack {index} {json.dumps(box.engine.report())}", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

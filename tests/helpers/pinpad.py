@@ -1,7 +1,7 @@
 """The real daemon (`pi-companion run --pins mock ...`) with a test's fingers on its mock pins.
 
-Run as: python pinpad.py run --pins mock --display dummy --state-dir DIR [...], or, to save
-the interpreter's start (~0.3 s) per process, forked from a warm one: `pinpad.py --zygote`.
+Run as: python pinpad.py run --pins mock --display dummy --state-dir DIR [...], or forked
+from a warm interpreter by tests/helpers/zygote.py (the same `main`).
 Either way the process runs the daemon's own code unchanged (`pi_companion.cli.main`, the
 `pi-companion` entry point); this wrapper only adds a hand on the box, through gpiozero's mock
 pins: a driven pin goes through the same edge callback, input device and queue as a real GPIO
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -28,7 +27,7 @@ from gpiozero import Device
 from gpiozero.pins.mock import MockPWMPin
 
 from pi_companion import app, daemon, systemd
-from pi_companion.cli import main
+from pi_companion.cli import main as cli_main
 from pi_companion.games import registry
 from pi_companion.hw import display
 from pi_companion.hw.pinmap import load_pinmap
@@ -38,23 +37,6 @@ HELD: set[str] = set()
 OUT = threading.Lock()
 
 
-class Lines:
-    """The fingers' line channel: stdin/stdout, or two FIFOs for a forked daemon."""
-
-    def __init__(self) -> None:
-        self.inp: Any = sys.stdin
-        self.out: Any = sys.stdout
-
-    def read(self) -> str | None:
-        return self.inp.readline() or None
-
-    def write(self, line: str) -> None:
-        with OUT:
-            self.out.write(line + "\n")
-            self.out.flush()
-
-
-CHANNEL = Lines()
 
 
 class PowerUpPin(MockPWMPin):
@@ -67,11 +49,13 @@ class PowerUpPin(MockPWMPin):
 
 
 def say(line: str) -> None:
-    CHANNEL.write(line)
+    with OUT:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def fingers(box: Any) -> None:
-    while (line := CHANNEL.read()) is not None:
+    while line := sys.stdin.readline():
         cmd, _, name = line.strip().partition(" ")
         if cmd in ("press", "release"):
             pin = Device.pin_factory.pin(PINS[name])
@@ -106,44 +90,17 @@ def install(held: list[str]) -> None:
     systemd.power_off = lambda: print("pinpad: POWER OFF", file=sys.stderr, flush=True)
 
 
-def zygote() -> None:
-    """Fork daemons on request, each from this already-warm interpreter.
+def warm() -> None:
+    """Import what `run` imports on its way up (for tests/helpers/zygote.py)."""
+    display.open_device("dummy")
+    for game in registry.available():
+        registry.get(game)
 
-    stdin: one JSON line per daemon, {"argv", "held", "stderr", "cmd", "out"} (two FIFOs for
-    the fingers' lines); stdout: its pid. Children are reaped here as they die."""
-    def reap(*_: Any) -> None:
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-        except ChildProcessError:
-            pass
-    signal.signal(signal.SIGCHLD, reap)
-    for line in sys.stdin:
-        job = json.loads(line)
-        pid = os.fork()
-        if pid:
-            sys.stdout.write(f"{pid}\n")
-            sys.stdout.flush()
-            continue
-        code = 1
-        try:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            fd = os.open(job["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            os.dup2(fd, 2)
-            CHANNEL.inp = open(job["cmd"])
-            CHANNEL.out = open(job["out"], "w")
-            install(job["held"])
-            code = main(job["argv"])
-        finally:
-            os._exit(code)
+
+def main(argv: list[str]) -> int:
+    install(os.environ.get("PINPAD_HELD", "").split(","))
+    return int(cli_main(argv))
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--zygote"]:
-        display.open_device("dummy")        # warm up: what `run` imports on its way up
-        for game in registry.available():
-            registry.get(game)
-        zygote()
-    else:
-        install(os.environ.get("PINPAD_HELD", "").split(","))
-        sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:]))
