@@ -167,7 +167,10 @@ def phantoms_after_restart(daemon: Daemon, state: Path, held: tuple[str, ...],
         daemon.send(*(f"release {b}" for b in held))
         released = daemon.report()
         if released is None or released["report"] != live["report"] or released["held"]:
-            found.append(f"run {run}: releasing {held} (held since power-up) acted")
+            changed = released and {k: (v, released["report"][k]) for k, v in live["report"].items()
+                                     if released["report"][k] != v}
+            found.append(f"run {run}: releasing {held} (held since power-up) acted: {changed}, "
+                         f"still held {released and released['held']}")
     _, after = read_log(state)
     grown = [r for r in after[len(records):] if "release" not in r]
     if grown:

@@ -30,6 +30,7 @@ from pi_companion import app, daemon, systemd
 from pi_companion.cli import main as cli_main
 from pi_companion.games import registry
 from pi_companion.hw import display
+from pi_companion.hw.inputs import BUTTON_NAMES, RawEdge
 from pi_companion.hw.pinmap import load_pinmap
 
 PINS = load_pinmap()
@@ -54,20 +55,22 @@ def say(line: str) -> None:
         sys.stdout.flush()
 
 
-def fingers(box: Any) -> None:
+def fingers(box: Any, handled: list[int]) -> None:
+    made = 0                                     # edges the fingers made (each one is queued)
     while line := sys.stdin.readline():
         cmd, _, name = line.strip().partition(" ")
         if cmd in ("press", "release"):
             pin = Device.pin_factory.pin(PINS[name])
+            made += pin.state != (cmd == "release")
             pin.drive_low() if cmd == "press" else pin.drive_high()
         elif cmd == "report":
-            settle_until = time.monotonic() + 2.0
-            while not box.queue.empty() and time.monotonic() < settle_until:
-                time.sleep(0.002)
-            time.sleep(0.015)                # the item the loop took last is handled by now
+            until = time.monotonic() + 5.0
+            while handled[0] < made and time.monotonic() < until:
+                time.sleep(0.002)                # the box has handled every edge made so far
             e = box.engine
             say("report " + json.dumps({"report": e.report(), "held": sorted(e.held()),
-                                        "deadline": e.next_deadline(), "clock": e.clock}))
+                                        "deadline": e.next_deadline(), "clock": e.clock,
+                                        "notice": e.notice}))
 
 
 def install(held: list[str]) -> None:
@@ -80,9 +83,18 @@ def install(held: list[str]) -> None:
         return factory
 
     def started(box: Any) -> None:
+        handled = [0]                            # pin edges the box has handled
+        handle = box.handle
+
+        def counted(item: Any) -> None:
+            handle(item)
+            if isinstance(item, RawEdge) and item.name in BUTTON_NAMES:
+                handled[0] += 1
+
+        box.handle = counted
         start(box)
         say(f"ready {box.resumed_records}")
-        threading.Thread(target=fingers, args=(box,), daemon=True).start()
+        threading.Thread(target=fingers, args=(box, handled), daemon=True).start()
 
     daemon.make_factory = make
     app.Box.start = started  # type: ignore[method-assign]
