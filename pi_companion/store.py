@@ -171,7 +171,7 @@ class GameLog:
         self._archive_first = False  # current.log holds an earlier game: to history/ first
         self._size = 0               # durable bytes of current.log
         self._dirty = False          # bytes past `_size` may be on disk: truncate before writing
-        self._aside: str | None = None   # copy current.log aside (why) before repairing it
+        self._aside: Path | None = None  # copy current.log there before repairing it
         self._next_try = 0.0
         self._reported: str | None = None
 
@@ -243,8 +243,9 @@ class GameLog:
         if reader.torn and reader.damage is None:
             log.warning("game log: dropped a torn last line (%d bytes)", reader.torn)
         if reader.damage is not None:
-            self._aside = reader.damage
-            log.error("game log: %s; resuming the %d records before it", reader.damage, reader.count)
+            self._aside = self._aside_name()
+            log.error("game log: %s; resumed the %d records before it; the damaged log is kept "
+                      "as %s", reader.damage, reader.count, self._aside)
         self.lines = reader.count
         if self._dirty:
             self._put("repair", b"")
@@ -442,15 +443,13 @@ class GameLog:
                           why, f": {err}" if err is not None and str(err) != why else "", self.retry_s)
             self._cond.notify_all()
 
-    def _copy_aside(self, why: str) -> None:
-        target = self._aside_name()
+    def _copy_aside(self, target: Path) -> None:
         shutil.copyfile(self.path, target)
         fd = os.open(target, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
-        log.error("game log: %s; the damaged log is kept as %s", why, target)
 
     def _archive(self) -> None:
         if not self.path.exists():
