@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: FORCE run test bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
+.PHONY: FORCE run test torture bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
 
 # `python --version` is 3.11 or newer (awk, so that no code runs on an interpreter too old for it).
 version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1] > 3 || (v[1] == 3 && v[2] >= 11)} END {exit !ok}'
@@ -27,6 +27,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The long versions of the torture loops (`make test` runs shorter ones).
+torture: $(STAMP)
+	PI_COMPANION_BITFLIP_TRIES=3000 PI_COMPANION_LOG_FUZZ_EXAMPLES=5000 \
+		$(BIN)/python -m pytest tests/test_log_integrity.py -k "flipped or never_a_crash" -s
 
 # Not part of `make test`: prints the table, writes benchmarks/results.json and docs/performance.md.
 bench: $(STAMP)

@@ -207,10 +207,14 @@ class Box:
         return True
 
     def _engine_for(self, header: dict[str, Any]) -> Engine:
-        if not isinstance(header.get("players"), list) or not isinstance(header.get("options"), dict):
-            raise ValueError("header: players must be a list and options an object")
-        return Engine(registry.get(str(header["game"])), tuple(str(p) for p in header["players"]),
-                      header["options"], int(header["seed"]),
+        players, options = header.get("players"), header.get("options")
+        if not isinstance(players, list) or not all(isinstance(p, str) and p for p in players) \
+                or len(set(players)) != len(players) or not isinstance(options, dict):
+            raise ValueError("header: players must be unique names and options an object")
+        rules = registry.get(str(header["game"]))
+        if not rules.min_players <= len(players) <= rules.max_players:
+            raise ValueError(f"header: {rules.name} takes {rules.min_players} to {rules.max_players} players")
+        return Engine(rules, tuple(players), options, int(header["seed"]),
                       debounce_s=self.config.debounce_ms / 1000.0)
 
     def _refold(self, reader: Any, good: int) -> Engine:

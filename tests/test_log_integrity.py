@@ -31,10 +31,12 @@ from pi_companion.core.records import from_record, to_record
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
 from pi_companion.store import GameLog
+from pi_companion.ui.screens import render
 
 CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=5, sound=False, games={"grab-bag": {"cards": 200}})
-# `make test` flips 500 logs; `make torture` the 3 000.
+# `make test` flips 500 logs and fuzzes 150; `make torture` flips the 3 000, fuzzes 5 000.
 BITFLIP_TRIES = int(os.environ.get("PI_COMPANION_BITFLIP_TRIES", "500"))
+LOG_FUZZ_EXAMPLES = int(os.environ.get("PI_COMPANION_LOG_FUZZ_EXAMPLES", "150"))
 
 
 def session(rounds: int = 16, seed: int = 3) -> list[Edge | None]:
@@ -150,6 +152,7 @@ def test_flipped_bits_resume_the_valid_prefix_never_a_wrong_state(tmp_path, nosy
         torn = first == len(original) - 1              # the last newline: a torn line, no damage
         assert torn or (len(kept) == 1 and kept[0].read_bytes() == bytes(data)), f"try {attempt}"
         assert torn or resumer.engine.notice.startswith("recovered to "), f"try {attempt}"
+    print(f"bit flips: {BITFLIP_TRIES} logs of {len(records)} records: {outcomes}")
     assert outcomes["silent_wrong"] == 0 and outcomes["short_prefix"] == 0, outcomes
     assert outcomes["resumed"] > 0.9 * BITFLIP_TRIES
 
@@ -238,7 +241,7 @@ def logs(draw: st.DrawFn) -> bytes:
     return body[: len(body) - draw(st.integers(0, 3))]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=LOG_FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(data=logs())
 def test_any_log_is_resumed_or_moved_aside_never_a_crash(tmp_path_factory, nosync, resumer, data):
@@ -253,6 +256,7 @@ def test_any_log_is_resumed_or_moved_aside_never_a_crash(tmp_path_factory, nosyn
     aside = list(state.glob("corrupt-*.log"))
     if resumed:
         json.dumps(resumer.engine.report())
+        render(resumer.engine)                       # and the resumed game can be drawn
         assert len(aside) <= 1
     else:
         assert len(aside) == 1 and aside[0].read_bytes() == data
