@@ -10,8 +10,8 @@ loop goes on (the one-fsync-per-record design the group-committing writer replac
   figure is syncs per decision, and press -> winner's LED (ms) beside it.
 - wind: All Wound Up: a press opens a check, 16 hall edges 1 ms apart, the settle verdict;
   syncs per wind.
-- hall: HALL_A/HALL_B driven as fast as the main thread can while the loop takes the edges,
-  with the log on (goal >= 10 000 edges/s) and without it.
+- hall: five wind checks of 2 000 edges each, HALL_A/HALL_B driven as fast as the main thread
+  can while the loop takes the edges, with the log on (goal >= 10 000 edges/s) and without it.
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ from pi_companion.store import GameLog
 
 DECISIONS = 150
 WINDS = 40
-HALL_EDGES = 20_000
+HALL_ROUNDS = 5
+HALL_EDGES_PER_CHECK = 2_000
 SYNC_SAMPLES = 300
 FORWARD = (("A", 1), ("B", 1), ("A", 0), ("B", 0))
 PLAYERS = ("Ada", "Ben", "Cy", "Di")
@@ -142,63 +143,74 @@ def winds(n: int, log_class: type[GameLog]) -> dict[str, Any]:
             "records_per_wind": lines / n}
 
 
-def hall(n: int, logged: bool) -> dict[str, Any]:
+def hall(rounds: int, logged: bool) -> dict[str, Any]:
+    """`rounds` wind checks of HALL_EDGES_PER_CHECK edges each, driven as fast as possible."""
     factory = JumpFactory(pin_class=WatchedPin)
     config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False)
+    edges = steps = syncs = 0
+    elapsed = 0.0
     with tempfile.TemporaryDirectory(prefix="bench-durability-") as state:
         store = GameLog(state) if logged else None
         box = make_box(config, factory, store=store)
         box.start()
         a, b = pin(factory, "HALL_A"), pin(factory, "HALL_B")
         drive = {("A", 1): a.drive_high, ("A", 0): a.drive_low, ("B", 1): b.drive_high, ("B", 0): b.drive_low}
+        phase = 0
         try:
-            p1 = pin(factory, "P1")
-            p1.drive_low()
-            Jump.offset += 0.05
-            p1.drive_high()
-            wait_for(lambda: box.handled >= 2)
-            before = box.handled
-            syncs = store.syncs if store else 0
-            start = time.perf_counter()
-            for i in range(n):
-                drive[FORWARD[i % 4]]()
-            wait_for(lambda: box.handled - before >= n, timeout=120)
-            if store is not None:
-                wait_for(lambda: store.durable >= store.seq)
-            elapsed = time.perf_counter() - start
-            check = box.engine.game.check
-            steps = check.steps if check is not None else 0
-            return {"edges": n, "edges_per_s": n / elapsed, "lost_steps": n - steps,
-                    "syncs": (store.syncs - syncs) if store else 0}
+            for r in range(rounds):
+                p = pin(factory, f"P{r % 4 + 1}")
+                p.drive_low()
+                Jump.offset += 0.05
+                p.drive_high()
+                wait_for(lambda: box.engine.game.check is not None)
+                before = box.handled
+                done = syncs if store is None else store.syncs
+                start = time.perf_counter()
+                for _ in range(HALL_EDGES_PER_CHECK):
+                    drive[FORWARD[phase % 4]]()
+                    phase += 1
+                wait_for(lambda: box.handled - before >= HALL_EDGES_PER_CHECK, timeout=120)
+                if store is not None:
+                    wait_for(lambda: store.durable >= store.seq)
+                elapsed += time.perf_counter() - start
+                check = box.engine.game.check
+                steps += check.steps if check is not None else 0
+                edges += HALL_EDGES_PER_CHECK
+                syncs = syncs if store is None else syncs + store.syncs - done
+                Jump.offset += 2.0                      # past the settle: the verdict
+                box.queue.put(app.Wake())
+                wait_for(lambda: box.engine.game.check is None)
         finally:
             box.close()
             factory.reset()
+    return {"edges": edges, "edges_per_s": edges / elapsed, "lost_steps": edges - steps, "syncs": syncs}
 
 
 def sync_costs(samples: int) -> dict[str, float]:
     """Microseconds per appended 40-byte line made durable, three ways, on this disk."""
     line = b'{"t":12.345678,"hall":"A","level":1} 0a1b2c3d\n'
     out: dict[str, float] = {}
+    names = ("fsync", "fdatasync", "prealloc_fdatasync")
+    times: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as d:
-        for name in ("fsync", "fdatasync", "prealloc_fdatasync"):
-            path = os.path.join(d, name)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                if name == "prealloc_fdatasync":
-                    os.write(fd, b"\0" * (len(line) * samples))
-                    os.fsync(fd)
-                    os.lseek(fd, 0, os.SEEK_SET)
-                sync = os.fsync if name == "fsync" else os.fdatasync
-                times = []
-                for _ in range(samples):
+        fds = {name: os.open(os.path.join(d, name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+               for name in names}
+        try:
+            pre = fds["prealloc_fdatasync"]
+            os.write(pre, b"\0" * (len(line) * samples))
+            os.fsync(pre)
+            os.lseek(pre, 0, os.SEEK_SET)
+            for _ in range(samples):                    # interleaved: the same disk moments
+                for name in names:
+                    sync = os.fsync if name == "fsync" else os.fdatasync
                     start = time.perf_counter()
-                    os.write(fd, line)
-                    sync(fd)
-                    times.append(time.perf_counter() - start)
-                out[name + "_us"] = 1e6 * median(times)
-            finally:
+                    os.write(fds[name], line)
+                    sync(fds[name])
+                    times[name].append(time.perf_counter() - start)
+        finally:
+            for fd in fds.values():
                 os.close(fd)
-    return out
+    return {name + "_us": 1e6 * median(times[name]) for name in names}
 
 
 def run() -> dict[str, Any]:
@@ -207,8 +219,8 @@ def run() -> dict[str, Any]:
         "decision_per_record": decisions(DECISIONS, PerRecordLog),
         "wind": winds(WINDS, GameLog),
         "wind_per_record": winds(WINDS, PerRecordLog),
-        "hall_logged": hall(HALL_EDGES, True),
-        "hall_unlogged": hall(HALL_EDGES, False),
+        "hall_logged": hall(HALL_ROUNDS, True),
+        "hall_unlogged": hall(HALL_ROUNDS, False),
         "sync": sync_costs(SYNC_SAMPLES),
     }
 

@@ -32,7 +32,7 @@ from pi_companion.core.engine import Engine  # noqa: E402
 from pi_companion.core.events import Edge, EncoderLevel, HallLevel, InputEvent  # noqa: E402
 from pi_companion.core.records import advance_record, to_record  # noqa: E402
 from pi_companion.games import registry  # noqa: E402
-from pi_companion.store import encode  # noqa: E402
+from pi_companion.store import GameLog, encode  # noqa: E402
 
 SIZES = (100_000, 1_000_000)
 RUNS = 3
@@ -137,11 +137,18 @@ def run(sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
             state.mkdir()
             written = write_log(state / "current.log", size)
             runs = [spawn(state) for _ in range(RUNS if size <= 100_000 else 1)]
+            start = time.perf_counter()
+            reader = GameLog(state).read()
+            assert reader is not None
+            with reader:
+                read = sum(1 for _ in reader.records())
+            read_s = time.perf_counter() - start
             result[str(size)] = {
                 "records": runs[0]["records"], "resume_s": median([r["seconds"] for r in runs]),
                 "peak_rss_kb": max(r["peak_rss_kb"] for r in runs),
                 "rss_over_fresh_mb": (max(r["peak_rss_kb"] for r in runs) - result["fresh_peak_rss_kb"]) / 1024,
                 "log_mb": (state / "current.log").stat().st_size / 2**20,
+                "read_only_s": read_s, "read_records": read,
                 "same_game": all(r["report"] == written and r["resumed"] for r in runs)}
     return result
 
