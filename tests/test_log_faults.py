@@ -162,7 +162,7 @@ def start_daemon(base: Path, state: Path, preexec=None):
     sock.settimeout(15)
     env = {**os.environ, "NOTIFY_SOCKET": str(path), "WATCHDOG_USEC": "400000"}
     proc = subprocess.Popen([sys.executable, "-m", "pi_companion", "run", "--pins", "mock",
-                             "--display", "dummy", "--config", str(base / "absent.toml"),
+                             "--display", "dummy", "--config", "/dev/null",
                              "--state-dir", str(state)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=preexec, cwd=str(Path(__file__).parents[1]))

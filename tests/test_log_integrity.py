@@ -293,7 +293,7 @@ def test_the_daemon_starts_over_any_hostile_log(tmp_path, name):
     sock.bind(str(tmp_path / "n.sock"))
     sock.settimeout(15)
     proc = subprocess.Popen([sys.executable, "-m", "pi_companion", "run", "--pins", "mock",
-                             "--display", "dummy", "--config", str(tmp_path / "absent.toml"),
+                             "--display", "dummy", "--config", "/dev/null",
                              "--state-dir", str(state)],
                             env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "n.sock")},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
