@@ -75,8 +75,11 @@ def wait_for(predicate, timeout: float = 5.0) -> bool:
     """Poll `predicate` until it holds (the box's loop runs on its own thread)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if predicate():
-            return True
+        try:
+            if predicate():
+                return True
+        except LookupError:      # read mid-change (e.g. a list not filled yet): not yet
+            pass
         time.sleep(0.002)
     return False
 

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import wait_for
+
 
 def start(tmp_path: Path, extra_env=None, args=()):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -35,7 +37,7 @@ def test_ready_watchdog_stopping_and_a_clean_exit(tmp_path):
     try:
         assert "READY=1" in receive_until(sock, "READY=1")
         assert "WATCHDOG=1" in receive_until(sock, "WATCHDOG=1")
-        assert (tmp_path / "state" / "current.log").exists()
+        assert wait_for(lambda: (tmp_path / "state" / "current.log").exists())  # the writer's
         proc.send_signal(signal.SIGTERM)
         assert "STOPPING=1" in receive_until(sock, "STOPPING=1")
         assert proc.wait(timeout=10) == 0

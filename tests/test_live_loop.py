@@ -141,7 +141,8 @@ def test_live_races_are_decided_by_timestamp_with_late_callbacks_under_load(live
                 assert wait_for(lambda: box.engine.table.judging and box.engine.window is None)
                 buzz = box.engine.table.last_buzz
                 lateness.append(late.at - early.ticks)
-                if buzz is None or buzz.winner != first:
+                in_window = late.at - early.ticks < 0.9 * SETTLE_MS / 1000
+                if in_window and (buzz is None or buzz.winner != first):
                     wrong.append((delay_ms, first, second, buzz, late.at - early.ticks))
                 time.sleep(0.01)                          # the presses last 10 ms (no bounce)
                 deliver(a, factory.ticks(), False)
@@ -152,6 +153,11 @@ def test_live_races_are_decided_by_timestamp_with_late_callbacks_under_load(live
         stop.set()
         spinner.join()
     print(f"late callbacks ran {1000 * max(lateness):.1f} ms after the later edge at most")
+    # A callback the OS ran after the window had closed (seen: 194 ms late on a machine with a
+    # load of 8) cannot count, whatever the loop does; every race it could count, it must get
+    # right, and most races must be such races or the test proves nothing.
+    counted = sum(x < 0.9 * SETTLE_MS / 1000 for x in lateness)
+    assert counted >= len(lateness) // 2, f"only {counted} of {len(lateness)} callbacks in time"
     assert wrong == []
     assert frames_in_window == []        # not one frame drawn while a window was open
 
