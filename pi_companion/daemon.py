@@ -99,7 +99,11 @@ def main(args: Any) -> int:
     shutdown = threading.Event()
     signalled = threading.Event()
 
+    hub: Any = None
+
     def on_request(req: Request) -> None:
+        if req.name == "newhost" and hub is not None:
+            hub.rotate_token()
         if req.name == "shutdown":
             shutdown.set()
             stop.set()
@@ -115,6 +119,16 @@ def main(args: Any) -> int:
         print(f"pi-companion: state directory {config.state_dir}: {err.strerror}; "
               "set box.state_dir or --state-dir", file=sys.stderr)
         return EXIT_CONFIG
+    if config.web_enabled:
+        from .hub import Hub, socket_path
+        hub = Hub(box, socket_path(config.state_dir), config.state_dir)
+        hub.attach()
+        try:
+            hub.start()
+        except OSError as err:
+            log.error("web hub: cannot listen on %s (%s); playing on without it", hub.path, err)
+            hub = None
+
     def on_signal(*_: Any) -> None:
         signalled.set()
         stop.set()
@@ -134,6 +148,8 @@ def main(args: Any) -> int:
         from .ui.screens import message_frame
         box.display.show(message_frame("Shutting down"), time.monotonic())
     box.close()
+    if hub is not None:
+        hub.close()
     if shutdown.is_set():
         systemd.power_off()
     return 0
