@@ -69,6 +69,7 @@ class Box:
         self.on_exit = on_exit               # called on the loop thread when the loop ends
         self.asked_to_stop = False
         self.on_draw: Callable[["Box", Any], None] | None = None   # the web hub's snapshot
+        self.web_links = ("", "")       # the big screen's address and the host's link (OLED QR)
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
         pins = config.pin_map()
         n = len(config.players)
@@ -388,6 +389,7 @@ class Box:
     def draw(self) -> None:
         """Render the engine's state; the display sends it only if it changed."""
         self.stale = False
+        self.engine.web = self.web_links
         frame = render(self.engine)
         if self.on_draw is not None:
             self.on_draw(self, frame)

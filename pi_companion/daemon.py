@@ -102,8 +102,6 @@ def main(args: Any) -> int:
     hub: Any = None
 
     def on_request(req: Request) -> None:
-        if req.name == "newhost" and hub is not None:
-            hub.rotate_token()
         if req.name == "shutdown":
             shutdown.set()
             stop.set()
@@ -120,8 +118,9 @@ def main(args: Any) -> int:
               "set box.state_dir or --state-dir", file=sys.stderr)
         return EXIT_CONFIG
     if config.web_enabled:
-        from .hub import Hub, socket_path
-        hub = Hub(box, socket_path(config.state_dir), config.state_dir)
+        from .hub import Hub, board_url, socket_path
+        hub = Hub(box, socket_path(config.state_dir), config.state_dir,
+                  board_url=board_url(config.web_port))
         hub.attach()
         try:
             hub.start()

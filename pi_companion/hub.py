@@ -39,6 +39,10 @@ SOCKET_NAME = "hub.sock"
 TOKEN_NAME = "host-token"
 
 
+def board_url(port: int) -> str:
+    return f"http://{socket.gethostname()}.local:{port}/"
+
+
 def socket_path(state_dir: str | Path) -> Path:
     """`$RUNTIME_DIRECTORY/hub.sock` under systemd, else in the state directory."""
     runtime = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
@@ -95,8 +99,9 @@ class _Client:
 
 class Hub:
     def __init__(self, box: Any, path: str | Path, token_dir: str | Path | None = None, *,
-                 buffer_limit: int = BUFFER_LIMIT) -> None:
+                 buffer_limit: int = BUFFER_LIMIT, board_url: str = "") -> None:
         self.box = box
+        self.board_url = board_url
         self.path = Path(path)
         self.buffer_limit = buffer_limit
         self.token_path = Path(token_dir) / TOKEN_NAME if token_dir is not None else None
@@ -149,12 +154,30 @@ class Hub:
         token = self._new_token()
         with self.lock:
             self.token = token
+        self.box.web_links = self.links()
         self._wake()
+
+    def links(self) -> tuple[str, str]:
+        """What the OLED's QR codes carry: the scoreboard, and the remote with the token in the
+        fragment (a browser never sends it to the server nor keeps it in its history list)."""
+        if not self.board_url:
+            return ("", "")
+        return (self.board_url, f"{self.board_url}host#t={self.token}")
 
     # ---- the loop thread's side (never blocks) ----
 
     def attach(self) -> None:
+        """Hook into the box: its drawn frames, and "New host" from its menu."""
         self.box.on_draw = self.on_draw
+        self.box.web_links = self.links()
+        previous = self.box.on_request
+
+        def on_request(req: Any) -> None:
+            if req.name == "newhost":
+                self.rotate_token()
+            if previous is not None:
+                previous(req)
+        self.box.on_request = on_request
 
     def on_draw(self, box: Any, frame: Any) -> None:
         view = table_view(box.engine)

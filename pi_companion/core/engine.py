@@ -70,6 +70,7 @@ class Engine:
         self.menu: Menu | None = None
         self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
         self.notice = ""
+        self.web: tuple[str, str] = ("", "")     # the big screen's address and the host's (QR only)
         self.shutdown_requested = False
         self.games_played = 0
         self.presses = 0                                  # debounced player presses seen
@@ -433,13 +434,13 @@ class Engine:
         if self.rules.rules_card():
             items += (("rules", "Rules card"),)
         items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
-                  ("shutdown", "Shut down"), ("close", "Back to game"))
+                  ("shutdown", "Shut down"), ("close", "Back to game"), ("web", "Show on TV / phone"))
         self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
 
     def _menu_button(self, button: str, t: float) -> None:
         menu = self.menu
         assert menu is not None
-        if button == "NO" or menu.card:
+        if button == "NO" or menu.card or menu.qr:
             self.menu = None if menu.items == PLAY_AGAIN else menu.back() if button == "NO" else menu
             return
         key = menu.selected
@@ -472,6 +473,14 @@ class Engine:
             self._effects.append(Request(key))
         elif key == "close":
             self.menu = None
+        elif key == "web":
+            self.menu = Menu((("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
+                              ("web:newhost", "New host")))
+        elif key in ("web:board", "web:host"):
+            self.menu = Menu((), qr=key.removeprefix("web:"))
+        elif key == "web:newhost":            # a new host token: the old host's page stops working
+            self.menu = Menu((), qr="host")
+            self._effects.append(Request("newhost"))
         else:
             self.menu = None
             self._step(MenuChoice(t, key))
