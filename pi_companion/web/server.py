@@ -218,8 +218,9 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
                     sent = link.seq
                     await asyncio.wait_for(ws.send_str(link.snapshot), 5.0)
                     continue
-                done, _ = await asyncio.wait({reader, asyncio.ensure_future(changed.wait())},
-                                             return_when=asyncio.FIRST_COMPLETED)
+                waiter = asyncio.ensure_future(changed.wait())
+                done, _ = await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
                 if reader in done:
                     break
         except (asyncio.TimeoutError, ConnectionError):
