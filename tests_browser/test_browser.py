@@ -43,7 +43,8 @@ def stack(tmp_path_factory):
     state = tmp_path_factory.mktemp("state")
     factory = MockFactory(pin_class=MockPWMPin)
     Device.pin_factory = factory
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory, Display(None),
+    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False, games={"grab-bag": {"cards": 60}}),
+              factory, Display(None),
               store=GameLog(state))
     hub = Hub(box, state / "hub.sock", state)
     hub.attach()
@@ -120,28 +121,31 @@ window.onSnapshot = (s) => {
 
 
 def test_the_scoreboard_shows_a_buzz_within_200_ms(stack, browser):
+    """Five buzzes; the median press -> drawn page is under 200 ms (one slow one on a loaded
+    CI machine is not the page's fault, five are)."""
     box, hub, factory, base, _ = stack
     browser.get(base + "/")
     wait(browser, lambda d: d.find_element("id", "status").text == "live")
-    seeker = min(box.engine.rules.buzzers(box.engine.game))
-    name = box.engine.players[seeker]
-    wait(browser, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) == live_seq(base))
-    buzz = box.engine.report()["last_buzz"]
-    browser.execute_script(WATCH, buzz)
-    pin = factory.pin(load_pinmap()[f"P{seeker + 1}"])
-    pressed = time.time()
-    pin.drive_low()
-    seen = wait(browser, lambda d: d.execute_script("return window.__buzzSeen"))
-    latency_ms = seen - pressed * 1000.0
-    pin.drive_high()
-    order = browser.find_element("css selector", "#buzz ol").text
-    assert order.startswith(name) and "(first)" in order
-    assert latency_ms < 200, f"press to page took {latency_ms:.0f} ms"
-    row = browser.find_element("css selector", "#players tbody tr.turn td.name")
-    assert row.is_displayed() and row.size["width"] > 0
-    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
-    tap(factory, "YES")                                   # judged: the next run buzzes afresh
-    wait(browser, lambda d: not box.engine.table.judging)
+    latencies = []
+    for _ in range(5):
+        seeker = min(box.engine.rules.buzzers(box.engine.game))
+        name = box.engine.players[seeker]
+        wait(browser, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) == live_seq(base))
+        browser.execute_script(WATCH, box.engine.report()["last_buzz"])
+        pin = factory.pin(load_pinmap()[f"P{seeker + 1}"])
+        pressed = time.time()
+        pin.drive_low()
+        seen = wait(browser, lambda d: d.execute_script("return window.__buzzSeen"))
+        latencies.append(seen - pressed * 1000.0)
+        pin.drive_high()
+        order = browser.find_element("css selector", "#buzz ol").text
+        assert order.startswith(name) and "(first)" in order
+        row = browser.find_element("css selector", "#players tbody tr.turn td.name")
+        assert row.is_displayed() and row.size["width"] > 0
+        assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        tap(factory, "YES")                               # judged: the next press buzzes afresh
+        wait(browser, lambda d: not box.engine.table.judging)
+    assert sorted(latencies)[2] < 200, f"press to page: {sorted(latencies)} ms"
 
 
 def test_a_refresh_reconnects_with_the_latest_at_once(stack, browser):
