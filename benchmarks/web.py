@@ -140,7 +140,7 @@ def helper(code: str, *args: str) -> subprocess.Popen[str]:
 
 
 def start_web(state: Path, port: int) -> subprocess.Popen[str]:
-    web = subprocess.Popen([sys.executable, "-m", "pi_companion", "web", "--config", str(state / "none.toml"),
+    web = subprocess.Popen([sys.executable, "-m", "pi_companion", "web", "--config", os.devnull,
                             "--state-dir", str(state), "--socket", str(state / "hub.sock"),
                             "--bind", "127.0.0.1", "--port", str(port)], text=True)
     for _ in range(200):

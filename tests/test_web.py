@@ -264,3 +264,10 @@ def test_the_daemon_and_the_web_process_end_to_end(tmp_path):
             proc.terminate()
             proc.wait(timeout=10)
     assert daemon.returncode == 0
+
+
+def test_web_with_a_missing_config_says_so_in_one_line(tmp_path):
+    from conftest import run_cli
+    missing = str(tmp_path / "typo.toml")
+    out = run_cli("web", "--config", missing, "--port", str(free_port()))
+    assert out.returncode == 78 and out.stderr.count("\n") == 1 and f"{missing}: no such file" in out.stderr

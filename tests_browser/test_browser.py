@@ -51,7 +51,7 @@ def stack(tmp_path_factory):
     hub.start()
     box.start()
     port = free_port()
-    web = subprocess.Popen([sys.executable, "-m", "pi_companion", "web", "--config", str(state / "none.toml"),
+    web = subprocess.Popen([sys.executable, "-m", "pi_companion", "web", "--config", os.devnull,
                             "--state-dir", str(state), "--socket", str(state / "hub.sock"),
                             "--bind", "127.0.0.1", "--port", str(port)], stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"

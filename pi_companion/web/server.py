@@ -296,10 +296,10 @@ def _static(name: str) -> str:
 
 
 def main(args: Any) -> int:
-    from ..config import ConfigError, load_config
+    from ..config import ConfigError, load_config_arg
     from ..hub import socket_path
     try:
-        config = load_config(Path(args.config))
+        config = load_config_arg(args.config)
     except ConfigError as err:
         print(f"pi-companion: {err}", file=sys.stderr)
         return 78
