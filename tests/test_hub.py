@@ -224,13 +224,14 @@ def test_a_stuck_client_is_dropped_and_a_reconnect_gets_the_latest_at_once(tmp_p
     try:
         assert wait_for(lambda: len(hub.clients) == 2)
         frame = None
+        pad = "x" * 4000                         # 4 KB snapshots: over 1 MB for the stuck client
         for i in range(3000):
-            box.engine.notice = f"note {i}"
+            box.engine.notice = f"{pad}{i}"
             hub.on_draw(box, frame)              # a loop blocked by the stuck client never ends
-            if i % 50 == 0:
-                reader.snapshot(lambda s, i=i: s["notice"] == f"note {i}")
+            if i % 10 == 0:                      # the hub sends at least these (it coalesces)
+                reader.snapshot(lambda s, i=i: s["notice"] == f"{pad}{i}")
         assert wait_for(lambda: hub.dropped >= 1 and len(hub.clients) == 1)
-        last = reader.snapshot(lambda s: s["notice"] == "note 2999")
+        last = reader.snapshot(lambda s: s["notice"] == f"{pad}2999")
         late = HubClient(hub.path)
         try:
             assert late.snapshot()["seq"] == last["seq"]      # the first thing it reads

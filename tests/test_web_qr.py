@@ -105,3 +105,17 @@ def test_with_the_web_off_the_screen_says_how_to_turn_it_on(text_boxes):
     finally:
         box.close()
         factory.reset()
+
+
+def test_the_host_qr_uses_two_pixel_modules():
+    """A 29-module code (the host link) gets 2x2-pixel modules with a one-module quiet zone."""
+    from PIL import Image, ImageDraw
+
+    from pi_companion.ui.qr import draw as draw_qr, qr_matrix
+
+    class View:
+        web = (URL, f"{URL}host#t=AbCdEfGhIjKl")
+    assert len(qr_matrix(View.web[1])) == 29
+    image = Image.new("1", (128, 64))
+    draw_qr(ImageDraw.Draw(image), View(), "host")
+    assert image.crop((0, 0, 64, 64)).getbbox() == (1, 1, 63, 63)      # 31 modules x 2 px

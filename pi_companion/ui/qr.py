@@ -28,14 +28,17 @@ def draw(draw: Any, view: Any, which: str) -> None:
         return
     matrix = qr_matrix(url)
     n = len(matrix)
-    scale = max(1, SIZE // (n + 4))            # a quiet zone of two modules at least
-    side = (n + 4) * scale
+    quiet = 2                                  # light modules around the code
+    if SIZE // (n + 2 * quiet) < 2 <= SIZE // (n + 2):
+        quiet = 1                              # 2-pixel modules matter more to a phone camera
+    scale = max(1, SIZE // (n + 2 * quiet))
+    side = (n + 2 * quiet) * scale
     x0 = y0 = (SIZE - side) // 2
     draw.rectangle((x0, y0, x0 + side - 1, y0 + side - 1), fill=1)
     for r, row in enumerate(matrix):
         for c, dark in enumerate(row):
             if dark:
-                x, y = x0 + (c + 2) * scale, y0 + (r + 2) * scale
+                x, y = x0 + (c + quiet) * scale, y0 + (r + quiet) * scale
                 draw.rectangle((x, y, x + scale - 1, y + scale - 1), fill=0)
     address = board.split("//", 1)[-1].rstrip("/")
     name, _, port = address.rpartition(":")
