@@ -36,6 +36,8 @@ system-test: $(STAMP)
 # The long torture loops (minutes); `make test` runs a short version of each.
 torture: $(STAMP)
 	$(BIN)/python -m pytest -m torture -s
+	PI_COMPANION_BITFLIP_TRIES=3000 PI_COMPANION_LOG_FUZZ_EXAMPLES=5000 \
+		$(BIN)/python -m pytest tests/test_log_integrity.py -k "flipped or never_a_crash" -s
 
 # The big screen's pages in headless chromium (Debian's chromium + chromium-driver; no download).
 browser-test: $(STAMP)

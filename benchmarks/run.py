@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/run.py [--only NAME,NAME] [--out PATH]
 Names: cpu (the Pi Zero 2 W factor), fairness, latency, hall, process (idle + start-up),
-display, resume. BENCH_DAEMON_PRESSES sets the headline latency's presses (default 1 000).
+display, resume, durability. BENCH_DAEMON_PRESSES sets the headline latency's presses (default 1 000).
 docs/performance.md explains each figure and how it is measured.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)   # luma + Pillow
 
 import cpu_factor
 import display_traffic
+import durability
 import fairness
 import hall
 import latency
@@ -38,6 +39,7 @@ FIGURES: dict[str, Callable[[], dict[str, Any]]] = {
     "process": process.run,
     "display": display_traffic.run,
     "resume": resume.run,
+    "durability": durability.run,
 }
 Row = tuple[str, str, str, str, str, str]
 DEFAULT_ZERO2W_FACTOR = 14.0      # used only by a partial run without the `cpu` figure
@@ -148,10 +150,42 @@ def rows(r: dict[str, Any]) -> list[Row]:
                         verdict(u["share"] <= 0.25), ""))
     if "resume" in r:
         z = r["resume"]
-        out.append(("7 resume", f"{z['resume_s']:.3f} s for {z['records']:,} records",
-                    f"fresh start {z['fresh_start_s']:.3f} s; JSON parse alone {z['json_parse_s']:.3f} s",
-                    "< 0.5 s", verdict(z["resume_s"] < 0.5 and z["same_game"]),
-                    zero(z["resume_s"] * k, "s", True)))
+        for size, goal in (("100000", 1.0), ("1000000", None)):
+            if size in z:
+                x = z[size]
+                out.append((f"7 resume {int(size):,} records",
+                            f"{x['resume_s']:.2f} s, RSS +{x['rss_over_fresh_mb']:.1f} MB",
+                            f"read+check only {x['read_only_s']:.2f} s; fresh start "
+                            f"{z['fresh_start_s']:.3f} s, {z['fresh_peak_rss_kb'] / 1024:.1f} MB",
+                            f"< {goal:g} s, +10 MB" if goal else "+10 MB",
+                            verdict((goal is None or x["resume_s"] < goal) and x["rss_over_fresh_mb"] <= 10
+                                    and x["same_game"]),
+                            zero(x["resume_s"] * k, "s", True)))
+    if "durability" in r:
+        d = r["durability"]
+        dec, base = d["decision"], d["decision_per_record"]
+        out.append(("8 syncs per decision",
+                    f"{dec['syncs_per_decision']:.2f} ({dec['records_per_decision']:.0f} records)",
+                    f"sync per record {base['syncs_per_decision']:.2f}", "< 1 per record",
+                    verdict(dec["syncs_per_decision"] < dec["records_per_decision"]), ""))
+        out.append(("  press -> LED p50/p99",
+                    f"{dec['press_to_led_p50_ms']:.2f} / {dec['press_to_led_p99_ms']:.2f} ms",
+                    f"sync per record {base['press_to_led_p50_ms']:.2f} / "
+                    f"{base['press_to_led_p99_ms']:.2f} ms", "", "", ""))
+        w, wb = d["wind"], d["wind_per_record"]
+        out.append(("  syncs per wind", f"{w['syncs_per_wind']:.1f} ({w['records_per_wind']:.0f} records)",
+                    f"sync per record {wb['syncs_per_wind']:.1f}", "< 1 per record",
+                    verdict(w["syncs_per_wind"] < w["records_per_wind"]), ""))
+        h, hu = d["hall_logged"], d["hall_unlogged"]
+        out.append(("  hall with the log on",
+                    f"{h['edges_per_s']:,.0f} edges/s, {h['syncs']} syncs, lost {h['lost_steps']}",
+                    f"no log {hu['edges_per_s']:,.0f} edges/s (x{h['edges_per_s'] / hu['edges_per_s']:.2f})",
+                    ">= 10,000 /s", verdict(h["edges_per_s"] >= 10_000 and h["lost_steps"] == 0),
+                    zero(h["edges_per_s"] / k, "/s", h["edges_per_s"] / k >= 40, "{:,.0f}")))
+        y = d["sync"]
+        out.append(("  one line made durable", f"fdatasync {y['fdatasync_us']:,.0f} us",
+                    f"fsync {y['fsync_us']:,.0f} us; preallocated {y['prealloc_fdatasync_us']:,.0f} us",
+                    "", "", ""))
     return out
 
 

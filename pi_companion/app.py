@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from PIL import ImageDraw
+
 from .config import Config
 from .core.engine import Engine
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, PuckStatus,
@@ -27,6 +29,7 @@ from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs
 from .hw.outputs import Leds, Piezo
 from .link.mailbox import PuckMailbox
 from .store import GameLog
+from .ui.canvas import banner
 from .ui.screens import farewell, render
 
 log = logging.getLogger(__name__)
@@ -34,6 +37,12 @@ MAX_WAIT_S = 1.0       # the watchdog ping period when the caller gives none
 CLOCK_SKEW_S = 10.0    # edge ticks this far off the loop clock are on another epoch: re-based
 PUCK_EDGE_AGE_MAX_MS = 1000   # a puck's since_edge_ms beyond this is taken as this (a report
                               # on change comes within 20 ms of the edge)
+
+
+def game_time(t: float) -> str:
+    """Game time as the OLED shows it: m:ss (minutes past 59 keep counting)."""
+    whole = int(max(0.0, t))
+    return f"{whole // 60}:{whole % 60:02d}"
 
 
 @dataclass(frozen=True)
@@ -177,35 +186,75 @@ class Box:
                               "options": e.options, "seed": e.seed})
 
     def _resume(self) -> bool:
-        """Fold the logged game in progress back into an engine; False if there is none."""
-        loaded = self.store.load() if self.store is not None else None
-        if loaded is None:
+        """Fold the logged game in progress back into an engine while reading it (no list of
+        records is held); False if there is none. A damaged record ends the valid prefix."""
+        reader = self.store.read() if self.store is not None else None
+        if reader is None:
             return False
         assert self.store is not None
-        header, records = loaded
-        try:
-            engine = Engine(registry.get(header["game"]), tuple(header["players"]),
-                            header["options"], int(header["seed"]),
-                            debounce_s=self.config.debounce_ms / 1000.0)
-            for rec in records:
-                event = from_record(rec)
-                engine.advance(event) if isinstance(event, float) else engine.feed(event)
-        except Exception as err:  # any bad content: keep the file, start afresh
-            self.store.move_aside(f"cannot resume ({type(err).__name__}: {err})")
-            return False
+        with reader:
+            try:
+                engine = self._engine_for(reader.header)
+            except Exception as err:  # any bad header content: keep the file, start afresh
+                self.store.move_aside(f"cannot resume ({type(err).__name__}: {str(err)[:80]})")
+                return False
+            broken = False
+            for rec in reader.records():
+                try:
+                    event = from_record(rec)
+                except Exception as err:      # a record of the wrong shape: damage
+                    reader.reject(f"{type(err).__name__}: {str(err)[:60]}")
+                    break
+                try:
+                    engine.advance(event) if isinstance(event, float) else engine.feed(event)
+                except Exception as err:      # the engine may be half-changed: fold again
+                    reader.reject(f"cannot fold ({type(err).__name__}: {str(err)[:60]})")
+                    broken = True
+                    break
+            if broken:
+                engine = self._refold(reader, reader.count)
+            self.store.resumed(reader)
         engine.tunes = self.config.tunes
         self.engine = engine
         self.logged_clock = engine.clock
         self.t0 = self.factory.ticks() - engine.clock   # our clock carries on from the log's
-        self.resumed_records = len(records)
-        self.store.open()
-        log.info("resumed %s after %d logged inputs", engine.rules.name, len(records))
+        self.resumed_records = reader.count
+        if reader.damage is not None:
+            engine.notice = f"recovered to {game_time(engine.clock)}"
+        log.info("resumed %s after %d logged inputs", engine.rules.name, reader.count)
         return True
 
-    def _log(self, record: dict[str, Any]) -> None:
+    def _engine_for(self, header: dict[str, Any]) -> Engine:
+        players, options = header.get("players"), header.get("options")
+        if not isinstance(players, list) or not all(isinstance(p, str) and p for p in players) \
+                or len(set(players)) != len(players) or not isinstance(options, dict):
+            raise ValueError("header: players must be unique names and options an object")
+        rules = registry.get(str(header["game"]))
+        if not rules.min_players <= len(players) <= rules.max_players:
+            raise ValueError(f"header: {rules.name} takes {rules.min_players} to {rules.max_players} players")
+        return Engine(rules, tuple(players), options, int(header["seed"]),
+                      debounce_s=self.config.debounce_ms / 1000.0)
+
+    def _refold(self, reader: Any, good: int) -> Engine:
+        """A fresh engine folded through the first `good` records (after a record broke the fold)."""
+        engine = self._engine_for(reader.header)
+        damage = reader.damage
+        reader.count, reader.good_end = 0, reader.header_end
+        for rec in reader.records(limit=good):
+            event = from_record(rec)
+            engine.advance(event) if isinstance(event, float) else engine.feed(event)
+        reader.damage = damage
+        return engine
+
+    def _log(self, record: dict[str, Any]) -> int:
+        """Hand a record to the log's writer; its sequence number (0: no log)."""
         self.logged_clock = max(self.logged_clock, record["t"])
-        if self.store is not None:
-            self.store.append(record)
+        return self.store.append(record) if self.store is not None else 0
+
+    def _durable(self, seq: int) -> None:
+        """Show nothing a record caused before the record is on disk (unless the disk refuses)."""
+        if self.store is not None and seq:
+            self.store.wait(seq)
 
     # ---- time ----
 
@@ -254,6 +303,7 @@ class Box:
                 except Exception:  # a bug in one event must not stop the box
                     log.exception("error in the box loop")
                     time.sleep(0.05)
+                    continue       # only a pass that handled its input feeds the watchdog
                 self._kick()
         finally:
             if self.on_exit is not None:
@@ -326,7 +376,8 @@ class Box:
         return count
 
     def handle(self, item: RawEdge | Wake) -> None:
-        """Log the input, feed it to the engine, then LEDs and sounds at once; the frame later."""
+        """Log the input, feed it to the engine, then LEDs and sounds once what caused them is
+        durable (the writer thread fsyncs meanwhile); the frame later."""
         if isinstance(item, PuckWake):
             self._puck_take()
             return
@@ -337,17 +388,27 @@ class Box:
                 # An idle wake moved the clock past this (earlier stamped) event without a
                 # record: log that move first, or the fold would start its timers earlier.
                 self._log(advance_record(self.engine.clock))
-            self._log(to_record(event))
+            seq = self._log(to_record(event))
             effects = self.engine.feed(event)
             self.handled += 1
         else:
             now = quantize(self.now())
             deadline = self.engine.next_deadline()
-            if deadline is not None and deadline <= now:
-                self._log(advance_record(now))
+            before = self.store.seq if self.store is not None else 0
+            window, undo = self.engine.window, len(self.engine.undo_stack)
+            seq = self._log(advance_record(now)) if deadline is not None and deadline <= now else before
             effects = self.engine.advance(now)
+            if window is not None and self.engine.window is None and undo == len(self.engine.undo_stack) \
+                    and not any(isinstance(e, Request) for e in effects):
+                # A settle window closed: the buzz is decided by the logged presses alone (their
+                # fsync overlapped the window), so its LEDs and sound wait for those, not for
+                # this wake-up's record. Judgements and undos always wait for their own.
+                seq = before
+        lit = self.engine.lit()
+        if effects or lit != self.leds.lit:
+            self._durable(seq)
         self.apply(effects)
-        self.leds.show(self.engine.lit())
+        self.leds.show(lit)
         self.stale = True
 
     def apply(self, effects: list[Any]) -> None:
@@ -387,10 +448,15 @@ class Box:
         self.draw()
 
     def draw(self) -> None:
-        """Render the engine's state; the display sends it only if it changed."""
+        """Render the engine's state once every logged record is durable (a score is shown only
+        once it is saved); the display sends it only if it changed."""
         self.stale = False
+        if self.store is not None:
+            self.store.wait()
         self.engine.web = self.web_links
         frame = render(self.engine)
+        if self.store is not None and self.store.notice:
+            banner(ImageDraw.Draw(frame), self.store.notice)
         if self.on_draw is not None:
             self.on_draw(self, frame)
         if self.display.show(frame, self.now()) and self.on_frame is not None:

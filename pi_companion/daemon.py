@@ -113,10 +113,9 @@ def main(args: Any) -> int:
         box = Box(config, factory, display, on_request=on_request, store=store, on_exit=stop.set,
                   watchdog=watchdog.kick if watchdog.interval is not None else None,
                   watchdog_s=watchdog.interval)
-    except OSError as err:
-        print(f"pi-companion: state directory {config.state_dir}: {err.strerror}; "
-              "set box.state_dir or --state-dir", file=sys.stderr)
-        return EXIT_CONFIG
+    except OSError as err:     # not a config error: exit so that systemd tries again
+        print(f"pi-companion: cannot start ({type(err).__name__}: {err})", file=sys.stderr)
+        return EXIT_HARDWARE
     if config.web_enabled:
         from .hub import Hub, board_url, socket_path
         hub = Hub(box, socket_path(config.state_dir), config.state_dir,

@@ -1,102 +1,462 @@
-"""The durable game log: one JSON line per input, fsynced before its effect is shown.
+"""The durable game log: one checksummed JSON line per input, written by one group-committing thread.
 
 `current.log` holds the game in progress: a header line (game, players, options, seed) and
-then every input the engine acted on, so folding it again resumes the game exactly. A torn
-last line (power cut mid-write) is dropped; a log that cannot be read is moved aside, never
-deleted. Finished or abandoned games move to `history/`, keeping the newest `history` files.
+then every input the engine acted on, in order, so folding it again resumes the game exactly.
+Format v2 ends every line with a space and the CRC-32 of its JSON as 8 hex digits; v1 (the
+format before checksums) is still read, and a v1 game in progress carries on in v1.
+
+Writing: the loop hands each record to `append()`, which returns a sequence number at once; a
+writer thread owns the file and makes every record queued meanwhile durable with one write and
+one `fdatasync`. The loop calls `wait(seq)` before it shows what a record caused. A write that
+fails (disk full, read-only, I/O error) never loses a record the engine acted on: the records
+stay in memory, `problem` names the reason (the loop shows it), the writer retries every
+`retry_s`, and then truncates the file to its last durable byte and writes the backlog, so the
+log again holds exactly the records acted on, in order.
+
+Reading: `read()` streams the log (`Reader.records()`), one record at a time; a torn last line
+(power cut mid-write) is dropped; a damaged line (checksum, JSON, shape) ends the valid prefix,
+which is what resumes; the damaged file is copied aside as `corrupt-*.log` first. A log with
+no usable header is moved aside whole, never deleted. Finished games move to `history/`,
+keeping the newest `history` files.
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import shutil
+import threading
 import time
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Iterator
 
 log = logging.getLogger(__name__)
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
+RETRY_S = 2.0            # a failed write is retried this often
+WAIT_S = 2.0             # a record not durable after this long: the disk is "not responding"
+MAX_LINE = 1 << 20       # no record is this long: a longer line is damage, not a record
+
+REASONS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.EFBIG: "file too big",
+           errno.EROFS: "read-only", errno.EACCES: "read-only", errno.EPERM: "read-only",
+           errno.EIO: "disk error"}
+
+
+def reason(err: BaseException) -> str:
+    """A few words for the OLED: why the log cannot be written."""
+    if isinstance(err, OSError) and err.errno in REASONS:
+        return REASONS[err.errno]
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror.lower()
+    return type(err).__name__
+
+
+def encode(obj: Any, version: int = VERSION) -> bytes:
+    payload = json.dumps(obj, separators=(",", ":")).encode()
+    if version == 1:
+        return payload + b"\n"
+    return payload + b" %08x\n" % zlib.crc32(payload)
+
+
+class Damaged(ValueError):
+    """A line that is not a record this version wrote."""
+
+
+_json = json.JSONDecoder().decode
+
+
+def decode(line: bytes, version: int) -> Any:
+    """The JSON a line holds (without its newline); Damaged if the checksum or JSON is wrong."""
+    if version == 2:
+        if len(line) < 10 or line[-9] != 0x20:
+            raise Damaged("no checksum")
+        payload = line[:-9]
+        if b"%08x" % zlib.crc32(payload) != line[-8:]:
+            raise Damaged("checksum mismatch")
+        line = payload
+    try:
+        return _json(line.decode())
+    except RecursionError:
+        raise Damaged("nested too deeply") from None
+    except ValueError as err:        # JSONDecodeError, UnicodeDecodeError, huge integers
+        raise Damaged(f"unreadable JSON ({str(err)[:60]})") from None
+
+
+class Reader:
+    """A log opened for resume: `header`, then `records()` one at a time, stopping at damage.
+
+    After iterating: `count` records were good, `good_end` is the byte offset just after the
+    last of them, `damage` says why reading stopped early (None: clean end), `torn` is the
+    length of a dropped unterminated last line."""
+
+    def __init__(self, path: Path, file: BinaryIO, header: dict[str, Any], version: int,
+                 header_end: int) -> None:
+        self.path = path
+        self.file = file
+        self.header = header
+        self.version = version
+        self.header_end = header_end
+        self.good_end = header_end
+        self.count = 0
+        self.damage: str | None = None
+        self.torn = 0
+        self.size = os.fstat(file.fileno()).st_size
+
+    def records(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
+        f, version = self.file, self.version
+        f.seek(self.good_end)
+        while limit is None or self.count < limit:
+            line = f.readline(MAX_LINE)
+            if not line:
+                return
+            if not line.endswith(b"\n"):
+                if len(line) >= MAX_LINE:
+                    self.damage = f"record {self.count + 1}: longer than {MAX_LINE} bytes"
+                    return
+                self.torn = len(line)
+                return
+            try:
+                record = decode(line[:-1], version)
+            except Damaged as err:
+                self.damage = f"record {self.count + 1}: {err}"
+                return
+            if not isinstance(record, dict):
+                self.damage = f"record {self.count + 1}: not an object"
+                return
+            yield record
+            self.count += 1
+            self.good_end += len(line)
+
+    def reject(self, why: str) -> None:
+        """The record just yielded cannot be folded: the valid prefix ends before it."""
+        self.damage = f"record {self.count + 1}: {why}"
+
+    def close(self) -> None:
+        self.file.close()
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_log(path: Path) -> Reader:
+    """A log file opened read-only for streaming (history, tools); Damaged if its header is not
+    one. Nothing is repaired or moved: that is `GameLog.read`'s job for the game in progress."""
+    f = open(path, "rb")
+    try:
+        first = f.readline(MAX_LINE)
+        header, version = GameLog._header(first)
+    except BaseException:
+        f.close()
+        raise
+    return Reader(path, f, header, version, len(first))
 
 
 class GameLog:
-    def __init__(self, state_dir: Path | str, history: int = 20) -> None:
+    def __init__(self, state_dir: Path | str, history: int = 20, *, retry_s: float = RETRY_S,
+                 wait_s: float = WAIT_S, datasync: bool = True) -> None:
         self.dir = Path(state_dir)
         self.history = history
         self.path = self.dir / "current.log"
-        self.file: Any = None
-        self.lines = 0
+        self.retry_s = retry_s
+        self.wait_s = wait_s
+        self.sync = os.fdatasync if datasync and hasattr(os, "fdatasync") else os.fsync
+        self.version = VERSION       # the format appended lines are written in
+        self.lines = 0               # records handed in this game
+        self.syncs = 0               # fsync/fdatasync calls that succeeded
+        self.problem: str | None = None
+        self.notice: str | None = None   # what the OLED says while `problem` lasts
+        self.seq = 0                 # the last record handed to the writer
+        self.durable = 0             # every record up to this one is on disk
+        self._cond = threading.Condition()
+        self._inbox: list[tuple[str, bytes]] = []
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        # The writer thread's own state: the game being written and what is not yet durable.
+        self._fd: int | None = None
+        self._backlog: list[bytes] = []
+        self._on_disk = False        # current.log holds this game's header, durable
+        self._archive_first = False  # current.log holds an earlier game: to history/ first
+        self._size = 0               # durable bytes of current.log
+        self._dirty = False          # bytes past `_size` may be on disk: truncate before writing
+        self._aside: Path | None = None  # copy current.log there before repairing it
+        self._next_try = 0.0
+        self._reported: str | None = None
 
-    # ---- reading ----
+    # ---- reading (the loop thread, before the writer starts) ----
 
-    def load(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        """The header and records of the game in progress, or None if there is none to resume."""
+    def read(self) -> Reader | None:
+        """The game in progress opened for streaming, or None (none, or moved aside)."""
         try:
-            raw = self.path.read_bytes()
+            return open_log(self.path)
         except FileNotFoundError:
             return None
-        lines = raw.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        elif lines:
-            log.warning("game log: dropped a torn last line (%d bytes)", len(lines[-1]))
-            lines.pop()
-            self._truncate_to(lines)
+        except Damaged as err:
+            self.move_aside(f"unusable header: {err}")
+            return None
+        except (OSError, ValueError) as err:
+            log.error("game log: cannot read %s (%s); starting afresh, the file is kept",
+                      self.path, reason(err))
+            return None
+
+    @staticmethod
+    def _header(line: bytes) -> tuple[dict[str, Any], int]:
+        if not line.endswith(b"\n"):
+            raise Damaged("no complete header line")
+        body = line[:-1]
+        for version in (2, 1):
+            try:
+                header = decode(body, version)
+            except Damaged:
+                continue
+            if isinstance(header, dict) and header.get("v") == version:
+                return header, version
+        raise Damaged("no valid header")
+
+    def load(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """The header and every good record as lists (tools and tests; resume streams)."""
+        reader = self.read()
+        if reader is None:
+            return None
+        with reader:
+            return reader.header, list(reader.records())
+
+    def move_aside(self, why: str) -> Path | None:
+        """Keep a log that cannot be resumed as corrupt-*.log (one journal line)."""
+        target = self._aside_name()
         try:
-            parsed = [json.loads(line) for line in lines]
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            self.move_aside(f"unreadable line: {err}")
+            os.replace(self.path, target)
+            self._sync_dir()
+        except (OSError, ValueError) as err:
+            log.error("game log: %s; could not move it aside (%s): it goes to history/ when "
+                      "the next game starts", why, reason(err))
             return None
-        if not parsed or not isinstance(parsed[0], dict) or parsed[0].get("v") != VERSION:
-            self.move_aside("no valid header")
-            return None
-        return parsed[0], parsed[1:]
-
-    def _truncate_to(self, lines: list[bytes]) -> None:
-        size = sum(len(line) + 1 for line in lines)
-        with open(self.path, "r+b") as f:
-            f.truncate(size)
-            f.flush()
-            os.fsync(f.fileno())
-
-    def move_aside(self, why: str) -> Path:
-        target = self.dir / f"corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-        os.replace(self.path, target)
-        self._sync_dir()
         log.error("game log: %s; moved it to %s and started afresh", why, target)
         return target
 
-    # ---- writing ----
+    def _aside_name(self) -> Path:
+        return self.dir / f"corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{time.monotonic_ns()}.log"
+
+    def resumed(self, reader: Reader) -> None:
+        """Carry on writing after the `reader.count` records of `reader` that were folded."""
+        self.version = reader.version
+        self._on_disk = True
+        self._size = reader.good_end
+        self._dirty = reader.size != reader.good_end
+        if reader.torn and reader.damage is None:
+            log.warning("game log: dropped a torn last line (%d bytes)", reader.torn)
+        if reader.damage is not None:
+            self._aside = self._aside_name()
+            log.error("game log: %s; resumed the %d records before it; the damaged log is kept "
+                      "as %s", reader.damage, reader.count, self._aside)
+        self.lines = reader.count
+        if self._dirty:
+            self._put("repair", b"")
+
+    # ---- writing (the loop thread hands over; the writer thread writes) ----
 
     def start(self, header: dict[str, Any]) -> None:
         """Begin a new game's log (the previous one goes to history first)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.close()
-        if self.path.exists():
-            self.archive()
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.write(json.dumps({"v": VERSION, **header}, separators=(",", ":")) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        self._sync_dir()
-        self.open()
+        self.version = VERSION
+        self.lines = 0
+        self._put("start", encode({"v": VERSION, **header}))
+
+    def append(self, record: dict[str, Any]) -> int:
+        """Queue one record; returns its sequence number for `wait`."""
+        self.lines += 1
+        return self._put("line", encode(record, self.version))
+
+    def wait(self, seq: int | None = None) -> bool:
+        """Block until record `seq` (default: the last handed) is durable; False at once if the
+        log cannot be written now (the box plays on from memory)."""
+        target = self.seq if seq is None else seq
+        if self.durable >= target:
+            return True
+        with self._cond:
+            self._cond.wait_for(lambda: self.durable >= target or self.problem is not None,
+                                self.wait_s)
+            if self.durable >= target:
+                return True
+            if self.problem is None:
+                self._set_problem("disk not responding", None)
+            return False
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until everything handed is durable; False if it is not within `timeout`."""
+        end = time.monotonic() + timeout
+        with self._cond:
+            while self.durable < self.seq and time.monotonic() < end:
+                self._cond.wait(0.05)
+            return self.durable >= self.seq
 
     def open(self) -> None:
-        """Append to the current log (after a resume)."""
-        self.file = open(self.path, "a")
-        self.lines = 0
-
-    def append(self, record: dict[str, Any]) -> None:
-        """Write one record and make it durable before the caller shows its effect."""
-        self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.lines += 1
+        """Kept for callers of the old API: appending needs no explicit open."""
 
     def archive(self) -> None:
-        """Move the current log into history/ and drop the oldest beyond `history`."""
+        """Move the current log into history/ now (synchronously: no game is being written)."""
         self.close()
+        self._archive()
+
+    def close(self) -> None:
+        """Write what is queued (if the disk lets us), stop the writer, close the file."""
+        thread = self._thread
+        if thread is not None:
+            with self._cond:
+                self._stopping = True
+                self._cond.notify_all()
+            thread.join(timeout=10)
+            self._thread = None
+            self._stopping = False
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+    def _put(self, kind: str, data: bytes) -> int:
+        with self._cond:
+            self.seq += 1
+            self._inbox.append((kind, data))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="game-log", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+            return self.seq
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopping:
+                    if self._inbox and (self.problem is None or time.monotonic() >= self._next_try):
+                        break
+                    if self.problem is not None and (self._backlog or self._dirty or not self._on_disk) \
+                            and time.monotonic() >= self._next_try:
+                        break
+                    timeout = None if self.problem is None else max(0.0, self._next_try - time.monotonic())
+                    self._cond.wait(timeout)
+                batch, self._inbox = self._inbox, []
+                upto = self.seq
+                stopping = self._stopping
+            ok = True
+            for kind, data in batch:
+                if kind == "start":
+                    if self._backlog and ok:
+                        ok = self._write()      # the game before gets its last records first
+                    self._new_game(data)
+                    ok = True
+                elif kind == "line":
+                    self._backlog.append(data)
+            ok = self._write()
+            with self._cond:
+                if ok:
+                    self.durable = max(self.durable, upto)
+                    if self.problem is not None:
+                        self.problem = self.notice = None
+                        log.warning("game log: saving again (%s)", self.path)
+                        self._reported = None
+                else:
+                    self._next_try = time.monotonic() + self.retry_s
+                self._cond.notify_all()
+                if stopping and (not ok or not self._inbox):
+                    return
+
+    def _new_game(self, header: bytes) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+        # A game whose records never reached the disk ends here: the new game is what counts.
+        self._backlog = [header]
+        self._archive_first = True        # whatever current.log holds goes to history/ first
+        self._on_disk = False
+        self._dirty = False
+        self._aside = None
+
+    def _write(self) -> bool:
+        """Make the backlog durable; False (problem set, backlog kept) if the disk refuses."""
+        if not self._backlog and not self._dirty and self._aside is None:
+            return True
+        try:
+            if not self._on_disk:
+                if not self._backlog:
+                    return True
+                self.dir.mkdir(parents=True, exist_ok=True)
+                if self._archive_first:
+                    self._archive()
+                    self._archive_first = False
+                tmp = self.path.with_suffix(".tmp")
+                data = b"".join(self._backlog)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                try:
+                    self._write_all(fd, data)
+                    self.sync(fd)
+                finally:
+                    os.close(fd)
+                self.syncs += 1
+                os.replace(tmp, self.path)
+                self._sync_dir()
+                self._on_disk, self._size = True, len(data)
+            else:
+                if self._aside is not None:
+                    self._copy_aside(self._aside)
+                    self._aside = None
+                if self._fd is None:
+                    self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+                if self._dirty:
+                    os.ftruncate(self._fd, self._size)
+                    self._dirty = False
+                    if not self._backlog:
+                        self.sync(self._fd)
+                        self.syncs += 1
+                if self._backlog:
+                    data = b"".join(self._backlog)
+                    self._dirty = True            # until the sync says otherwise
+                    self._write_all(self._fd, data)
+                    self.sync(self._fd)
+                    self.syncs += 1
+                    self._dirty = False
+                    self._size += len(data)
+            self._backlog = []
+            return True
+        except (OSError, ValueError) as err:
+            if self._on_disk:
+                self._dirty = True
+            self._set_problem(reason(err), err)
+            return False
+
+    @staticmethod
+    def _write_all(fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+
+    def _set_problem(self, why: str, err: BaseException | None) -> None:
+        """Called with or without the lock held (Condition is re-entrant)."""
+        with self._cond:
+            self.problem = why
+            self.notice = f"not saving: {why}"
+            if self._reported != why:
+                self._reported = why
+                log.error("game log: not saving (%s%s); playing on from memory, retrying every %g s",
+                          why, f": {err}" if err is not None and str(err) != why else "", self.retry_s)
+            self._cond.notify_all()
+
+    def _copy_aside(self, target: Path) -> None:
+        shutil.copyfile(self.path, target)
+        fd = os.open(target, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _archive(self) -> None:
         if not self.path.exists():
             return
         hist = self.dir / "history"
@@ -106,11 +466,6 @@ class GameLog:
         old = sorted(hist.glob("*.log"))
         for stale in old[: max(0, len(old) - self.history)]:
             stale.unlink()
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
 
     def _sync_dir(self) -> None:
         fd = os.open(self.dir, os.O_RDONLY)

@@ -59,6 +59,14 @@ class HubClient:
         self.sock.close()
 
 
+
+def logged(state_dir):
+    """The records of the game log, read through the store's own loader."""
+    loaded = GameLog(state_dir).load()
+    assert loaded is not None
+    return loaded[1]
+
+
 def make_box(state_dir, store=True):
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
@@ -144,7 +152,8 @@ def test_host_commands_are_logged_inputs_that_survive_a_resume(rig):
         assert not refused["ok"] and "already playing" in refused["error"]
     finally:
         client.close()
-    lines = [json.loads(x) for x in (state_dir / "current.log").read_text().splitlines()]
+    assert box.store.flush()
+    lines = logged(state_dir)
     hosts = [r for r in lines if "host" in r]
     assert [r["host"] for r in hosts] == ["rename", "yes"] and hosts[0]["name"] == "Bea"
     before = box.engine.report()
@@ -172,7 +181,8 @@ def test_a_new_game_from_the_host_keeps_the_new_names(rig):
         snap = client.snapshot(lambda s: s["game"] == "hands-up")
         assert [p["name"] for p in snap["players"]] == ["Ada", "Ben", "Cyd"]
         assert box.engine.options == {"beat_ms": 700}
-        header = json.loads((state_dir / "current.log").read_text().splitlines()[0])
+        assert box.store.flush()
+        header = GameLog(state_dir).load()[0]
         assert header["game"] == "hands-up" and header["players"][2] == "Cyd"
     finally:
         client.close()

@@ -39,6 +39,7 @@ import pytest
 from pi_companion.core.engine import Engine
 from pi_companion.core.records import from_record
 from pi_companion.games import registry
+from pi_companion.store import decode
 
 HELPER = Path(__file__).parent / "helpers" / "pinpad.py"
 ROOT = Path(__file__).parents[1]
@@ -108,7 +109,7 @@ class Daemon:
 def read_log(state: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and complete records (a line the kill tore is not one)."""
     lines = (state / "current.log").read_bytes().split(b"\n")[:-1]
-    parsed = [json.loads(line) for line in lines]
+    parsed = [decode(line, 2) for line in lines]      # the daemon writes format v2
     return parsed[0], parsed[1:]
 
 

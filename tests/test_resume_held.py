@@ -98,6 +98,7 @@ def test_a_press_cut_before_its_release_does_nothing_after_restart(tmp_path, but
         idle(box, 5.0)                          # longer than any long press
         assert requests == [] and box.engine.report() == at_cut
         assert at_cut["scores"] == {"Ada": 0, "Ben": 1, "Cy": 0} and not at_cut["shutdown_requested"]
+        assert box.store.flush()                 # the writer thread has it on disk
         assert logged(tmp_path)[-2:] == [{"t": 5.0, "press": button}, {"t": 5.0, "resume": 1}]
     finally:
         box.close()
@@ -137,6 +138,7 @@ def test_a_button_still_down_at_power_up_is_held_and_ignored_until_released(tmp_
         report = again.engine.report()
         assert report["phase"] == "judging" and report["last_buzz"]["winner"] == "Ben"
         assert again.engine.held() == ["P2"] and again.engine.next_deadline() is None
+        assert again.store.flush()
         assert logged(tmp_path)[-1]["resume"] == 1 and logged(tmp_path)[-1]["held"] == ["P2"]
         assert again.engine.notice == "P2 held down: ignored"
         idle(again, 3.0)                         # no player hold from a press before the cut
@@ -159,6 +161,7 @@ def test_an_open_settle_window_is_decided_at_the_cut_on_the_presses_it_holds(tmp
         assert report["last_buzz"] == {"winner": "Cy", "order": [
             {"player": "Cy", "after_ms": 0.0}, {"player": "Ben", "after_ms": 0.4}]}
         assert box.engine.next_deadline() is None
+        assert box.store.flush()
         assert logged(tmp_path)[-1] == {"t": 1.001, "resume": 1}
         idle(box, 3.0)
         assert box.engine.report() == report
@@ -170,6 +173,7 @@ def test_a_fresh_log_records_a_button_down_at_power_up(tmp_path):
     box = power_up(tmp_path, held=("YES",))
     try:
         assert not box.resumed and box.engine.held() == ["YES"]
+        assert box.store.flush()                 # the writer thread has it on disk
         assert logged(tmp_path) == [{"t": 0.0, "resume": 1, "held": ["YES"]}]
         idle(box, 2.0)
         drive(box, "YES", False)

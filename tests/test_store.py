@@ -71,31 +71,66 @@ def test_a_different_config_does_not_replace_the_game_in_progress(mock_factory, 
         other.close()
 
 
-def test_torn_last_line_is_dropped(tmp_path, caplog):
+def test_torn_last_line_is_dropped(mock_factory, tmp_path, caplog):
     store = GameLog(tmp_path)
-    store.start({"game": "grab-bag", "players": ["A", "B"], "options": {}, "seed": 1})
+    store.start({"game": "grab-bag", "players": ["Ada", "Ben", "Cy"], "options": {}, "seed": 9})
     store.append({"t": 1.0, "press": "P1"})
     store.close()
+    whole = store.path.read_bytes()
     with open(store.path, "ab") as f:
         f.write(b'{"t": 1.05, "rele')
     header, records = GameLog(tmp_path).load()
     assert records == [{"t": 1.0, "press": "P1"}] and header["game"] == "grab-bag"
-    assert "torn" in caplog.text
-    assert store.path.read_bytes().endswith(b'"P1"}\n')          # and the file is repaired
+    box = make_box(mock_factory, tmp_path)
+    try:
+        assert box.resumed and box.resumed_records == 1
+        assert box.store.flush()
+        assert "torn" in caplog.text
+        repaired = store.path.read_bytes()                          # the torn tail is gone:
+        assert repaired.startswith(whole)                           # what follows is the
+        assert [r.get("resume") for r in GameLog(tmp_path).load()[1]] == [None, 1]  # restart's record
+        assert not list(tmp_path.glob("corrupt-*.log"))             # a torn line is no damage
+    finally:
+        box.close()
 
 
-def test_corrupt_log_is_moved_aside_not_deleted(mock_factory, tmp_path, caplog):
+def test_damaged_record_resumes_the_prefix_and_keeps_the_file(mock_factory, tmp_path, caplog):
+    box = make_box(mock_factory, tmp_path)
+    play(box, taps((1.0, "P2"), (1.5, "YES")))
+    before = box.engine.report()
+    play(box, taps((2.0, "P3"), (2.5, "YES")))
+    box.close()
+    content = store_bytes = (tmp_path / "current.log").read_bytes()
+    lines = content.split(b"\n")
+    lines[6] = lines[6].replace(b'"P3"', b'"P1"')                 # a press that never happened
+    (tmp_path / "current.log").write_bytes(b"\n".join(lines))
+    again = make_box(mock_factory, tmp_path)
+    try:
+        assert again.resumed and again.resumed_records == 5
+        assert again.engine.report()["scores"] == before["scores"]
+        assert again.engine.notice.startswith("recovered to 0:0")
+        assert again.store.flush()
+        aside = list(tmp_path.glob("corrupt-*.log"))
+        assert len(aside) == 1 and aside[0].read_bytes() == b"\n".join(lines)
+        prefix = b"\n".join(store_bytes.split(b"\n")[:6]) + b"\n"
+        assert (tmp_path / "current.log").read_bytes().startswith(prefix)  # then the restart's record
+        assert "record 6: checksum mismatch" in caplog.text
+    finally:
+        again.close()
+
+
+def test_corrupt_header_is_moved_aside_not_deleted(mock_factory, tmp_path, caplog):
     store = GameLog(tmp_path)
     store.start({"game": "grab-bag", "players": ["A", "B", "C"], "options": {}, "seed": 1})
     store.append({"t": 1.0, "press": "P2"})
     store.close()
     content = store.path.read_bytes()
-    store.path.write_bytes(content.replace(b'"press"', b'\x00\xffpress"'))
+    store.path.write_bytes(content.replace(b'"game"', b'\x00\xffgame"'))
     box = make_box(mock_factory, tmp_path)
     try:
         assert not box.resumed and box.engine.report()["round"] == 1
         aside = list(tmp_path.glob("corrupt-*.log"))
-        assert len(aside) == 1 and aside[0].read_bytes() == content.replace(b'"press"', b'\x00\xffpress"')
+        assert len(aside) == 1 and aside[0].read_bytes() == content.replace(b'"game"', b'\x00\xffgame"')
         assert "moved it to" in caplog.text
     finally:
         box.close()
@@ -119,7 +154,7 @@ def test_history_keeps_the_last_n_games(tmp_path):
     store.close()
     kept = sorted((tmp_path / "history").glob("*.log"))
     assert len(kept) == 3
-    seeds = [json.loads(p.read_text().splitlines()[0])["seed"] for p in kept]
+    seeds = [json.loads(p.read_text().splitlines()[0].rpartition(" ")[0])["seed"] for p in kept]
     assert seeds == [2, 3, 4]
 
 

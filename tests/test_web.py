@@ -111,7 +111,8 @@ def test_host_commands_need_the_token_and_go_through_the_log(box, tmp_path):
                                 headers={"X-Host-Token": box.hub.token})
         assert bad.status == 400 and "unknown command" in (await bad.json())["error"]
     run(box, tmp_path, body)
-    records = [json.loads(x) for x in (tmp_path / "current.log").read_text().splitlines()[1:]]
+    assert box.store.flush()
+    records = GameLog(tmp_path).load()[1]
     assert {"host": "rename", "player": 0, "name": "Ava"}.items() <= records[-1].items()
 
 

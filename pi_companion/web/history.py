@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import html
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from ..core.records import from_record
 from ..core.snapshot import table_view
+from ..store import open_log
 
 _CACHE: dict[tuple[str, float], dict[str, Any] | None] = {}
 
@@ -22,16 +22,16 @@ def game_summary(path: Path) -> dict[str, Any] | None:
     from ..games import registry
     summary: dict[str, Any] | None
     try:
-        lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-        header, records = lines[0], lines[1:]
-        engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
-                        int(header["seed"]))
-        finished = None                    # the table when the game ended (before any "new game")
-        for rec in records:
-            event = from_record(rec)
-            engine.advance(event) if isinstance(event, float) else engine.feed(event)
-            if engine.rules.is_over(engine.game):
-                finished = table_view(engine)
+        with open_log(path) as reader:         # the store's own reader: checksums, v1 and v2
+            header = reader.header
+            engine = Engine(registry.get(header["game"]), tuple(header["players"]),
+                            header["options"], int(header["seed"]))
+            finished = None                # the table when the game ended (before any "new game")
+            for rec in reader.records():
+                event = from_record(rec)
+                engine.advance(event) if isinstance(event, float) else engine.feed(event)
+                if engine.rules.is_over(engine.game):
+                    finished = table_view(engine)
         view = finished or table_view(engine)
         summary = {"game": view["title"], "date": time.strftime("%Y-%m-%d %H:%M",
                                                                 time.localtime(path.stat().st_mtime)),

@@ -67,6 +67,8 @@ def fingers(box: Any, handled: list[int]) -> None:
             until = time.monotonic() + 5.0
             while handled[0] < made and time.monotonic() < until:
                 time.sleep(0.002)                # the box has handled every edge made so far
+            if box.store is not None:
+                box.store.flush()                # and its log holds what it has handled
             e = box.engine
             say("report " + json.dumps({"report": e.report(), "held": sorted(e.held()),
                                         "deadline": e.next_deadline(), "clock": e.clock,
