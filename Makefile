@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: FORCE run test system-test torture bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
+.PHONY: FORCE run test system-test torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
 
 # `python --version` is 3.11 or newer (awk, so that no code runs on an interpreter too old for it).
 version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1] > 3 || (v[1] == 3 && v[2] >= 11)} END {exit !ok}'
@@ -38,6 +38,10 @@ torture: $(STAMP)
 	$(BIN)/python -m pytest -m torture -s
 	PI_COMPANION_BITFLIP_TRIES=3000 PI_COMPANION_LOG_FUZZ_EXAMPLES=5000 \
 		$(BIN)/python -m pytest tests/test_log_integrity.py -k "flipped or never_a_crash" -s
+
+# The big screen's pages in headless chromium (Debian's chromium + chromium-driver; no download).
+browser-test: $(STAMP)
+	$(BIN)/python -m pytest -p no:cacheprovider tests_browser
 
 # Not part of `make test`: prints the table, writes benchmarks/results.json and docs/performance.md.
 bench: $(STAMP)

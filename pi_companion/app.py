@@ -8,6 +8,7 @@ interpreter for a millisecond or more: a late press callback must not wait behin
 """
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import threading
@@ -19,8 +20,8 @@ from PIL import ImageDraw
 
 from .config import Config
 from .core.engine import Engine
-from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, InputEvent, PuckStatus, Request,
-                          Resume, Sound)
+from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, PuckStatus,
+                          Request, Resume, Sound)
 from .core.records import advance_record, from_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
@@ -76,6 +77,8 @@ class Box:
         self._kick_due = 0.0                 # time.monotonic() of the next watchdog ping
         self.on_exit = on_exit               # called on the loop thread when the loop ends
         self.asked_to_stop = False
+        self.on_draw: Callable[["Box", Any], None] | None = None   # the web hub's snapshot
+        self.web_links = ("", "")       # the big screen's address and the host's link (OLED QR)
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
         pins = config.pin_map()
         n = len(config.players)
@@ -275,6 +278,10 @@ class Box:
             return EncoderLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
         return HallLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
 
+    def put_host_command(self, cmd: HostCommand) -> None:
+        """A command from the host's remote joins the queue like a press, stamped now."""
+        self.queue.put(Wake(replace(cmd, t=self.now())))
+
     # ---- the loop ----
 
     def start(self) -> None:
@@ -412,6 +419,16 @@ class Box:
                 self.request(effect)
 
     def request(self, req: Request) -> None:
+        if req.name == "rename":       # a new game keeps the names the host gave
+            self.config = replace(self.config, players=self.engine.players)
+        if req.name == "switch" and req.arg and req.options:
+            try:
+                options = json.loads(req.options)
+                assert isinstance(options, dict)
+            except (ValueError, AssertionError):
+                self.engine.notice = "bad game options"
+                return
+            self.config = replace(self.config, games={**self.config.games, req.arg: options})
         if req.name == "switch" and req.arg:
             try:
                 engine = self._new_engine(req.arg)
@@ -436,9 +453,12 @@ class Box:
         self.stale = False
         if self.store is not None:
             self.store.wait()
+        self.engine.web = self.web_links
         frame = render(self.engine)
         if self.store is not None and self.store.notice:
             banner(ImageDraw.Draw(frame), self.store.notice)
+        if self.on_draw is not None:
+            self.on_draw(self, frame)
         if self.display.show(frame, self.now()) and self.on_frame is not None:
             self.on_frame(frame)
 

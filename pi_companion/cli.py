@@ -60,6 +60,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     return status(args)
 
 
+def cmd_web(args: argparse.Namespace) -> int:
+    from .web.server import main
+    return main(args)
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import doctor
     return doctor(args)
@@ -137,6 +142,16 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--state-dir", help="where the game log lives (overrides the config)")
     st.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     st.set_defaults(func=cmd_status)
+    w = sub.add_parser("web", help="the big screen: scoreboard and host remote over HTTP",
+                       description="Serve the scoreboard (/), the host's remote (/host), the OLED "
+                       "(/oled.png) and finished games (/history), reading the daemon's hub socket.")
+    w.add_argument("--config", default=str(DEFAULT_CONFIG))
+    w.add_argument("--state-dir", help="where the daemon keeps its log (read only)")
+    w.add_argument("--socket", help="the daemon's hub socket (default: $RUNTIME_DIRECTORY/hub.sock, "
+                   "else in the state directory)")
+    w.add_argument("--bind", default="0.0.0.0", help="address to listen on")
+    w.add_argument("--port", type=int, help="port (default: web.port of the config)")
+    w.set_defaults(func=cmd_web)
     d = sub.add_parser("doctor", help="check pins, display, puck, state dir and config")
     d.add_argument("--config", default=str(DEFAULT_CONFIG))
     d.add_argument("--pins", choices=("auto", "mock"), default="auto")

@@ -50,6 +50,9 @@ class Config:
     puck_port: str = ""
     pins: dict[str, int] = field(default_factory=dict)
     games: dict[str, dict[str, Any]] = field(default_factory=dict)
+    web_enabled: bool = False
+    web_port: int = 8080
+    web_hosts: tuple[str, ...] = ()
 
     def options_for(self, game: str) -> dict[str, Any]:
         return dict(self.games.get(game, {}))
@@ -173,6 +176,13 @@ def _tunes(value: Any) -> tuple[str, ...]:
     return tuple(tunes)
 
 
+def _hosts(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(h, str) and h and h.strip() == h
+                                          and "/" not in h for h in v):
+        raise ValueError("must be a list of host names or addresses")
+    return tuple(h.lower() for h in v)
+
+
 SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "box": {
         "game": ("game", _choice(*registry.GAMES)),
@@ -194,6 +204,11 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "wind": {
         "source": ("wind_source", _choice("gpio", "puck")),
         "puck_port": ("puck_port", _text),
+    },
+    "web": {
+        "enabled": ("web_enabled", _bool),
+        "port": ("web_port", _int(1024, 65535)),
+        "hosts": ("web_hosts", _hosts),
     },
 }
 

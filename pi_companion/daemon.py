@@ -99,6 +99,8 @@ def main(args: Any) -> int:
     shutdown = threading.Event()
     signalled = threading.Event()
 
+    hub: Any = None
+
     def on_request(req: Request) -> None:
         if req.name == "shutdown":
             shutdown.set()
@@ -114,6 +116,17 @@ def main(args: Any) -> int:
     except OSError as err:     # not a config error: exit so that systemd tries again
         print(f"pi-companion: cannot start ({type(err).__name__}: {err})", file=sys.stderr)
         return EXIT_HARDWARE
+    if config.web_enabled:
+        from .hub import Hub, board_url, socket_path
+        hub = Hub(box, socket_path(config.state_dir), config.state_dir,
+                  board_url=board_url(config.web_port))
+        hub.attach()
+        try:
+            hub.start()
+        except OSError as err:
+            log.error("web hub: cannot listen on %s (%s); playing on without it", hub.path, err)
+            hub = None
+
     def on_signal(*_: Any) -> None:
         signalled.set()
         stop.set()
@@ -133,6 +146,8 @@ def main(args: Any) -> int:
         from .ui.screens import message_frame
         box.display.show(message_frame("Shutting down"), time.monotonic())
     box.close()
+    if hub is not None:
+        hub.close()
     if shutdown.is_set():
         systemd.power_off()
     return 0

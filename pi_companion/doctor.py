@@ -123,12 +123,20 @@ def check_state_dir(config: Any) -> Result:
     return ("ok", f"state directory {path} writable")
 
 
+def check_web(config: Any) -> Result:
+    if not config.web_enabled:
+        return ("ok", "big screen off ([web] enabled = false)")
+    from .hub import board_url
+    return ("ok", f"big screen at {board_url(config.web_port)} (same Wi-Fi; "
+                  "systemctl status pi-companion-web)")
+
+
 def doctor(args: Any, out: Callable[[str], None] = print) -> int:
     config_result, config = check_config(Path(args.config))
     results = [("config", config_result), ("pins", check_pins(getattr(args, "pins", "auto"))),
                ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
                ("display", check_display(config)),
-               ("puck", check_puck(config)), ("state", check_state_dir(config))]
+               ("puck", check_puck(config)), ("state", check_state_dir(config)), ("web", check_web(config))]
     for name, (level, message) in results:
         out(f"{level.upper():4} {name:8} {message}")
     return 1 if any(level == "fail" for _, (level, _) in results) else 0

@@ -143,6 +143,19 @@ class Reader:
         self.close()
 
 
+def open_log(path: Path) -> Reader:
+    """A log file opened read-only for streaming (history, tools); Damaged if its header is not
+    one. Nothing is repaired or moved: that is `GameLog.read`'s job for the game in progress."""
+    f = open(path, "rb")
+    try:
+        first = f.readline(MAX_LINE)
+        header, version = GameLog._header(first)
+    except BaseException:
+        f.close()
+        raise
+    return Reader(path, f, header, version, len(first))
+
+
 class GameLog:
     def __init__(self, state_dir: Path | str, history: int = 20, *, retry_s: float = RETRY_S,
                  wait_s: float = WAIT_S, datasync: bool = True) -> None:
@@ -179,21 +192,16 @@ class GameLog:
     def read(self) -> Reader | None:
         """The game in progress opened for streaming, or None (none, or moved aside)."""
         try:
-            f = open(self.path, "rb")
+            return open_log(self.path)
         except FileNotFoundError:
+            return None
+        except Damaged as err:
+            self.move_aside(f"unusable header: {err}")
             return None
         except (OSError, ValueError) as err:
             log.error("game log: cannot read %s (%s); starting afresh, the file is kept",
                       self.path, reason(err))
             return None
-        try:
-            first = f.readline(MAX_LINE)
-            header, version = self._header(first)
-        except (OSError, Damaged) as err:
-            f.close()
-            self.move_aside(f"unusable header: {err}")
-            return None
-        return Reader(self.path, f, header, version, len(first))
 
     @staticmethod
     def _header(line: bytes) -> tuple[dict[str, Any], int]:

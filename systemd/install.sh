@@ -61,6 +61,8 @@ RUNNING=0
 
 VENV=$DESTDIR$PREFIX/venv
 UNIT=$DESTDIR/etc/systemd/system/$SERVICE
+WEB_SERVICE=pi-companion-web.service
+WEB_UNIT=$DESTDIR/etc/systemd/system/$WEB_SERVICE
 SYSUSERS=$DESTDIR/etc/sysusers.d/pi-companion.conf
 UDEV_RULE=$DESTDIR/etc/udev/rules.d/99-pi-companion-puck.rules
 POLKIT_RULE=$DESTDIR/etc/polkit-1/rules.d/50-pi-companion-shutdown.rules
@@ -142,6 +144,9 @@ install_files() {
         >"$UNIT.tmp"
     chmod 0644 "$UNIT.tmp"
     mv -- "$UNIT.tmp" "$UNIT"
+    sed "s#/opt/pi-companion/venv/#$PREFIX/venv/#g" "$REPO/systemd/$WEB_SERVICE" >"$WEB_UNIT.tmp"
+    chmod 0644 "$WEB_UNIT.tmp"
+    mv -- "$WEB_UNIT.tmp" "$WEB_UNIT"
     install -D -m 0644 "$REPO/systemd/pi-companion.conf" "$SYSUSERS"
     install -D -m 0644 "$REPO/systemd/99-pi-companion-puck.rules" "$UDEV_RULE"
     install -D -m 0644 "$REPO/systemd/50-pi-companion-shutdown.rules" "$POLKIT_RULE"
@@ -192,6 +197,14 @@ activate() {
     # restart, not `enable --now`: an update must replace a daemon that is already running.
     systemctl restart "$SERVICE"
     say "started; follow it with: journalctl -u pi-companion -f"
+    # The big screen runs only when the config's [web] enabled = true.
+    if "$VENV/bin/python" -c 'import sys; from pathlib import Path; from pi_companion.config import load_config; sys.exit(not load_config(Path(sys.argv[1])).web_enabled)' "$CONFIG" 2>/dev/null; then
+        systemctl enable "$WEB_SERVICE"
+        systemctl restart "$WEB_SERVICE"
+        say "big screen started ([web] enabled = true)"
+    else
+        systemctl disable --now "$WEB_SERVICE" 2>/dev/null || true
+    fi
 }
 
 check_host() {
@@ -218,11 +231,11 @@ do_install() {
 
 do_uninstall() {
     if [[ $RUNNING == 1 ]]; then
-        systemctl disable --now "$SERVICE" || true
+        systemctl disable --now "$SERVICE" "$WEB_SERVICE" || true
     elif [[ $LIVE == 1 ]]; then
         systemctl disable "$SERVICE" || true
     fi
-    rm -f -- "$UNIT" "$SYSUSERS" "$UDEV_RULE" "$POLKIT_RULE"
+    rm -f -- "$UNIT" "$WEB_UNIT" "$SYSUSERS" "$UDEV_RULE" "$POLKIT_RULE"
     rm -rf -- "$VENV"
     rmdir -- "$DESTDIR$PREFIX" 2>/dev/null || true
     if [[ $RUNNING == 1 ]]; then

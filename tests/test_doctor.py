@@ -91,3 +91,13 @@ def test_only_the_default_config_may_be_absent(tmp_path):
         import pytest
         pytest.skip(f"{DEFAULT_CONFIG} exists on this machine")
     assert load_config_arg(str(DEFAULT_CONFIG)) == Config()
+
+
+def test_doctor_shows_the_big_screens_address(tmp_path):
+    import socket
+    config = tmp_path / "c.toml"
+    config.write_text(f"[box]\nstate_dir = '{tmp_path}'\n[web]\nenabled = true\nport = 8090\n")
+    out = run_cli("doctor", "--config", str(config), "--pins", "mock")
+    assert f"OK   web      big screen at http://{socket.gethostname()}.local:8090/" in out.stdout
+    config.write_text(f"[box]\nstate_dir = '{tmp_path}'\n")
+    assert "big screen off" in run_cli("doctor", "--config", str(config), "--pins", "mock").stdout

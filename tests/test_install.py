@@ -192,8 +192,9 @@ def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run) -> Non
                "udevadm settle --timeout=30",
                "systemctl daemon-reload",
                "systemctl enable pi-companion.service",
-               "systemctl restart pi-companion.service"]
-    uninstall = ["systemctl disable --now pi-companion.service",
+               "systemctl restart pi-companion.service",
+               "systemctl disable --now pi-companion-web.service"]   # [web] is off by default
+    uninstall = ["systemctl disable --now pi-companion.service pi-companion-web.service",
                  "systemctl daemon-reload",
                  "udevadm control --reload"]
     assert run.calls.read_text().splitlines() == install + install + uninstall

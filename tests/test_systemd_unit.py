@@ -179,3 +179,32 @@ def test_polkit_rule_allows_power_off_and_nothing_else(tmp_path: Path) -> None:
     assert allowed == {"pi-companion org.freedesktop.login1.power-off",
                        "pi-companion org.freedesktop.login1.power-off-multiple-sessions"}
     assert answers["pi-companion org.freedesktop.login1.power-off"] == "yes"
+
+
+WEB_UNIT = SYSTEMD_DIR / "pi-companion-web.service"
+
+
+def test_the_web_unit_is_sandboxed_and_verifies(tmp_path: Path) -> None:
+    analyze = tool("systemd-analyze")
+    result = subprocess.run([analyze, "security", "--offline=true", "--no-pager", str(WEB_UNIT)],
+                            capture_output=True, text=True, timeout=60)
+    match = re.search(r"Overall exposure level for pi-companion-web\.service: (\d+\.\d+)", result.stdout)
+    assert match, result.stdout + result.stderr
+    assert float(match.group(1)) <= 1.5, result.stdout
+    copy = tmp_path / WEB_UNIT.name
+    copy.write_text(WEB_UNIT.read_text().replace("ExecStart=/opt/pi-companion/venv/bin/pi-companion ",
+                                                 "ExecStart=/bin/true "))
+    verify = subprocess.run([analyze, "verify", "--man=no", str(copy)], capture_output=True, text=True,
+                            timeout=60)
+    assert verify.returncode == 0 and verify.stdout + verify.stderr == "", verify.stderr
+
+
+def test_the_web_unit_has_no_gpio_and_cannot_write_the_state() -> None:
+    pairs = directives(WEB_UNIT)
+    get = {k: v for k, v in pairs}
+    assert get["PrivateDevices"] == "yes" and not [v for k, v in pairs if k == "DeviceAllow"]
+    assert get["ProtectSystem"] == "strict" and "/var/lib/pi-companion" in get["ReadOnlyPaths"]
+    assert not {"StateDirectory", "RuntimeDirectory", "ReadWritePaths", "SupplementaryGroups"} & get.keys()
+    assert "AF_INET" in get["RestrictAddressFamilies"] and "PrivateNetwork" not in get
+    assert "--socket /run/pi-companion/hub.sock" in get["ExecStart"]
+    assert "PrivateNetwork" in {k for k, _ in directives(UNIT)}     # the daemon stays offline

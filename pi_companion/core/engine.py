@@ -16,14 +16,15 @@ from ..games.base import Game
 from . import rand
 from .debounce import DEBOUNCE_S, Debouncer
 from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, EncoderLevel,
-                     HallCounts, HallLevel, HallStep, InputEvent, Judge, MenuChoice, PlayerHold,
-                     PlayerPress, PuckReset, PuckStatus, Request, Resume, Sound, Tick, Turn,
-                     Undone, Verdict)
+                     HallCounts, HallLevel, HallStep, HostCommand, InputEvent, Judge, MenuChoice,
+                     PlayerHold, PlayerPress, PuckReset, PuckStatus, Request, Resume, Sound, Tick,
+                     Turn, Undone, Verdict)
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .quadrature import Quadrature
 from .tunes import DEFAULT_TUNES, buzz_sound
 
 LONG_S = {"YES": 1.0, "NO": 1.0, "MENU": 3.0}
+NAME_MAX = 16                # a player's name from the host's remote, in characters
 HOLD_S = 2.0                 # a player button held this long is a PlayerHold
 STEPS_PER_DETENT = 4         # encoder quadrature steps per click
 BUTTONS = tuple(f"P{i}" for i in range(1, 9)) + ("YES", "NO", "MENU")
@@ -69,6 +70,7 @@ class Engine:
         self.menu: Menu | None = None
         self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
         self.notice = ""
+        self.web: tuple[str, str] = ("", "")     # the big screen's address and the host's (QR only)
         self.shutdown_requested = False
         self.games_played = 0
         self.presses = 0                                  # debounced player presses seen
@@ -190,6 +192,8 @@ class Engine:
             self._puck_status(event)
         elif isinstance(event, Resume):
             self._resume(event)
+        elif isinstance(event, HostCommand):
+            self._host(event)
 
     def _resume(self, event: Resume) -> None:
         """The box (re)started: nothing from before the cut is in flight any more (see `Resume`).
@@ -378,6 +382,48 @@ class Engine:
         out, self._effects = self._effects, []
         return out
 
+    # ---- the host's remote (a logged input like a press; never a player's press) ----
+
+    def _host(self, cmd: HostCommand) -> None:
+        if self.testing:
+            return
+        if cmd.command in ("yes", "no"):
+            self.menu = None
+            self._judge(cmd.command, cmd.t)  # type: ignore[arg-type]
+        elif cmd.command == "undo":
+            self.menu = None
+            self._undo()
+        elif cmd.command == "new":
+            self.menu = None
+            self.new_game()
+            self._effects.append(Request("new"))
+        elif cmd.command == "switch":
+            self.menu = None
+            self._effects.append(Request("switch", cmd.name, cmd.options))
+        elif cmd.command == "rename":
+            self._rename(cmd.player, cmd.name)
+        else:
+            self.notice = f"unknown host command {cmd.command[:16]}"
+
+    def _rename(self, player: int, name: str) -> None:
+        """A new name for a player, in the game and in every state undo can restore."""
+        name = name.strip()
+        others = [p for i, p in enumerate(self.players) if i != player]
+        if not 0 <= player < len(self.players) or not name or len(name) > NAME_MAX or name in others:
+            self.notice = "Rename refused"
+            return
+        players = self.players[:player] + (name,) + self.players[player + 1:]
+
+        def renamed(table: Table) -> Table:
+            game = table.game
+            if hasattr(game, "players"):
+                game = replace(game, players=players)
+            return replace(table, game=game)
+        self.players = players
+        self.table = renamed(self.table)
+        self.undo_stack = [(renamed(t), label) for t, label in self.undo_stack]
+        self._effects.append(Request("rename"))
+
     # ---- the menu ----
 
     def _toggle_menu(self) -> None:
@@ -388,13 +434,13 @@ class Engine:
         if self.rules.rules_card():
             items += (("rules", "Rules card"),)
         items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
-                  ("shutdown", "Shut down"), ("close", "Back to game"))
+                  ("shutdown", "Shut down"), ("close", "Back to game"), ("web", "Show on TV / phone"))
         self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
 
     def _menu_button(self, button: str, t: float) -> None:
         menu = self.menu
         assert menu is not None
-        if button == "NO" or menu.card:
+        if button == "NO" or menu.card or menu.qr:
             self.menu = None if menu.items == PLAY_AGAIN else menu.back() if button == "NO" else menu
             return
         key = menu.selected
@@ -427,6 +473,14 @@ class Engine:
             self._effects.append(Request(key))
         elif key == "close":
             self.menu = None
+        elif key == "web":
+            self.menu = Menu((("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
+                              ("web:newhost", "New host")))
+        elif key in ("web:board", "web:host"):
+            self.menu = Menu((), qr=key.removeprefix("web:"))
+        elif key == "web:newhost":            # a new host token: the old host's page stops working
+            self.menu = Menu((), qr="host")
+            self._effects.append(Request("newhost"))
         else:
             self.menu = None
             self._step(MenuChoice(t, key))

@@ -69,7 +69,19 @@ class Resume:
     held: tuple[Button, ...] = ()
 
 
-InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus | Resume
+@dataclass(frozen=True)
+class HostCommand:
+    """A command from the host's remote (the web page): `yes`, `no`, `undo`, `new`, `rename`
+    (player index `player` to `name`) or `switch` (to game `name` with `options`, JSON text).
+    Never a player's press: who buzzed first is decided by the buttons only."""
+    t: float
+    command: str
+    player: int = -1
+    name: str = ""
+    options: str = ""
+
+
+InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus | Resume | HostCommand
 
 # ---- actions (what the engine hands to a game) ----
 
@@ -166,9 +178,10 @@ class Sound:
 
 @dataclass(frozen=True)
 class Request:
-    """Something only the application can do: shutdown, switch game."""
+    """Something only the application can do: shutdown, switch game (`options`: JSON text or "")."""
     name: str
     arg: str = ""
+    options: str = ""
 
 
 Effect = Sound | Request

@@ -21,6 +21,7 @@ class Menu:
     top: int = 0                                # first card line shown (the encoder scrolls)
     disabled: frozenset[str] = frozenset()      # entries shown greyed: YES on them does nothing
     confirm: str = ""                           # an entry waiting for its second YES
+    qr: str = ""                                # a QR code on screen: "board" or "host"
 
     def move(self, delta: int) -> "Menu":
         if self.button_test:

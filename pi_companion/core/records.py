@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .events import Edge, EncoderLevel, HallCounts, HallLevel, InputEvent, PuckStatus, Resume, Turn
+from .events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, PuckStatus,
+                     Resume, Turn)
 
 Record = dict[str, Any]
 TIME_DIGITS = 6
@@ -35,6 +36,15 @@ def to_record(event: InputEvent) -> Record:
         return {"t": t, "puck": "status", "connected": event.connected, "boot": event.boot_id}
     if isinstance(event, Resume):
         return {"t": t, "resume": 1, **({"held": list(event.held)} if event.held else {})}
+    if isinstance(event, HostCommand):
+        rec: Record = {"t": t, "host": event.command}
+        if event.player >= 0:
+            rec["player"] = event.player
+        if event.name:
+            rec["name"] = event.name
+        if event.options:
+            rec["options"] = event.options
+        return rec
     raise TypeError(f"not an input event: {event!r}")
 
 
@@ -65,4 +75,7 @@ def from_record(rec: Record) -> InputEvent | float:
         return HallCounts(t, str(rec["boot"]), int(rec["net"]), int(rec["invalid"]))
     if rec.get("puck") == "status":
         return PuckStatus(t, bool(rec["connected"]), str(rec["boot"]))
+    if "host" in rec:
+        return HostCommand(t, str(rec["host"]), int(rec.get("player", -1)), str(rec.get("name", "")),
+                           str(rec.get("options", "")))
     raise ValueError(f"unknown record {rec!r}")

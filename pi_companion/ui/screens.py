@@ -25,6 +25,10 @@ def render(view: Any) -> Image.Image:
     if view.testing:
         draw_button_test(draw, view)
         return image
+    if view.menu is not None and view.menu.qr:
+        from .qr import draw as draw_qr
+        draw_qr(draw, view, view.menu.qr)
+        return image
     if view.menu is not None:
         draw_menu(draw, view.menu)
         return image

@@ -1,0 +1,369 @@
+"""The daemon's side of the big screen: a Unix socket publishing the table, taking host commands.
+
+The box loop calls `on_draw` when it has drawn a frame (so only when idle: a snapshot never
+delays a buzz). It builds the table view, numbers it if it changed, and hands the bytes to the
+hub's own thread, which writes them to every client through a bounded buffer. A client that
+falls `BUFFER_LIMIT` bytes behind is dropped; on reconnect it gets the latest snapshot at once.
+
+Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq": N, ...}`,
+`{"type": "oled", "png": base64}`, `{"type": "token", "token": ...}` (the host token the OLED's
+QR carries: the socket is only for the web process, mode 0660) and `{"type": "reply", "id": ...,
+"ok": bool, "error": ...}` to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`,
+`switch`) become `HostCommand` inputs on the box's queue: logged, undoable and resumed like a
+press. There is no command for a player's press, for power or for the config.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import logging
+import os
+import secrets
+import selectors
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+from .core.engine import NAME_MAX
+from .core.events import HostCommand
+from .core.snapshot import numbered, table_view
+
+log = logging.getLogger(__name__)
+BUFFER_LIMIT = 256 * 1024      # bytes a client may fall behind before it is dropped
+LINE_LIMIT = 4096              # longest command line accepted
+MAX_CLIENTS = 32
+COMMANDS = ("yes", "no", "undo", "new", "rename", "switch")
+SOCKET_NAME = "hub.sock"
+TOKEN_NAME = "host-token"
+
+
+def board_url(port: int) -> str:
+    return f"http://{socket.gethostname()}.local:{port}/"
+
+
+def socket_path(state_dir: str | Path) -> Path:
+    """`$RUNTIME_DIRECTORY/hub.sock` under systemd, else in the state directory."""
+    runtime = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    return Path(runtime or state_dir) / SOCKET_NAME
+
+
+class CommandError(ValueError):
+    """A host command that cannot be taken; the message goes back to the page."""
+
+
+def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
+    """Check one command message; the HostCommand to queue (t filled in later) or CommandError."""
+    if not isinstance(msg, dict):
+        raise CommandError("a command must be a JSON object")
+    cmd = msg.get("cmd")
+    if cmd not in COMMANDS:
+        raise CommandError(f"unknown command (one of {', '.join(COMMANDS)})")
+    if cmd == "rename":
+        player, name = msg.get("player"), msg.get("name")
+        if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < len(players):
+            raise CommandError(f"player must be 0 to {len(players) - 1}")
+        if not isinstance(name, str) or not name.strip() or len(name.strip()) > NAME_MAX:
+            raise CommandError(f"name must be 1 to {NAME_MAX} characters")
+        name = name.strip()
+        if name in players[:player] + players[player + 1:]:
+            raise CommandError(f"{name} is already playing")
+        return HostCommand(0.0, "rename", player, name)
+    if cmd == "switch":
+        from .games import registry
+        from .games.base import OptionError
+        game, options = msg.get("game"), msg.get("options", {})
+        if game not in registry.available():
+            raise CommandError(f"unknown game (one of {', '.join(registry.available())})")
+        if not isinstance(options, dict):
+            raise CommandError("options must be an object")
+        rules = registry.get(game)
+        if not rules.min_players <= len(players) <= rules.max_players:
+            raise CommandError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players")
+        try:
+            rules.new_game(players, options, 0)
+        except OptionError as err:
+            raise CommandError(str(err)) from None
+        return HostCommand(0.0, "switch", -1, game, json.dumps(options, separators=(",", ":"))
+                           if options else "")
+    return HostCommand(0.0, cmd)
+
+
+class _Client:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.out = bytearray()
+        self.inbuf = bytearray()
+
+
+class Hub:
+    def __init__(self, box: Any, path: str | Path, token_dir: str | Path | None = None, *,
+                 buffer_limit: int = BUFFER_LIMIT, board_url: str = "") -> None:
+        self.box = box
+        self.board_url = board_url
+        self.path = Path(path)
+        self.buffer_limit = buffer_limit
+        self.token_path = Path(token_dir) / TOKEN_NAME if token_dir is not None else None
+        self.token = self._load_token()
+        self.lock = threading.Lock()
+        self.seq = 0
+        self.view: dict[str, Any] | None = None
+        self.latest = b""                       # the latest snapshot line
+        self.oled = b""                         # the latest OLED line
+        self._frame: Any = None                 # a frame to encode (hub thread)
+        self._frame_bytes = b""
+        self._sent_seq = 0
+        self.dropped = 0
+        self.clients: dict[int, _Client] = {}
+        self.sel = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._stop = False
+        self.thread: threading.Thread | None = None
+        self.listener: socket.socket | None = None
+
+    # ---- the host token ----
+
+    def _load_token(self) -> str:
+        if self.token_path is not None:
+            try:
+                token = self.token_path.read_text().strip()
+                if len(token) >= 8:
+                    return token
+            except OSError:
+                pass
+        return self._new_token()
+
+    def _new_token(self) -> str:
+        token = secrets.token_urlsafe(9)        # 72 bits; short enough for a QR on the OLED
+        if self.token_path is not None:
+            try:
+                tmp = self.token_path.with_suffix(".tmp")
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(token + "\n")
+                os.replace(tmp, self.token_path)
+            except OSError as err:
+                log.warning("host token not saved (%s): it changes at the next start", err)
+        return token
+
+    def rotate_token(self) -> None:
+        """"New host" from the menu: the old host's page stops working."""
+        token = self._new_token()
+        with self.lock:
+            self.token = token
+        self.box.web_links = self.links()
+        self._wake()
+
+    def links(self) -> tuple[str, str]:
+        """What the OLED's QR codes carry: the scoreboard, and the remote with the token in the
+        fragment (a browser never sends it to the server nor keeps it in its history list)."""
+        if not self.board_url:
+            return ("", "")
+        return (self.board_url, f"{self.board_url}host#t={self.token}")
+
+    # ---- the loop thread's side (never blocks) ----
+
+    def attach(self) -> None:
+        """Hook into the box: its drawn frames, and "New host" from its menu."""
+        self.box.on_draw = self.on_draw
+        self.box.web_links = self.links()
+        previous = self.box.on_request
+
+        def on_request(req: Any) -> None:
+            if req.name == "newhost":
+                self.rotate_token()
+            if previous is not None:
+                previous(req)
+        self.box.on_request = on_request
+
+    def on_draw(self, box: Any, frame: Any) -> None:
+        view = table_view(box.engine)
+        changed = view != self.view
+        if changed:
+            self.view = view
+            self.seq += 1
+            line = json.dumps(numbered(view, self.seq), separators=(",", ":")).encode() + b"\n"
+        with self.lock:
+            if changed:
+                self.latest = line
+            self._frame = frame
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send(b"!")
+        except (BlockingIOError, OSError):
+            pass                                 # already woken
+
+    # ---- the hub thread ----
+
+    def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(self.path))
+        os.chmod(self.path, 0o660)
+        listener.listen(8)
+        listener.setblocking(False)
+        self.listener = listener
+        self.sel.register(listener, selectors.EVENT_READ, "listen")
+        self.sel.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self.thread = threading.Thread(target=self._run, name="web-hub", daemon=True)
+        self.thread.start()
+        log.info("web hub on %s", self.path)
+
+    def close(self) -> None:
+        self._stop = True
+        self._wake()
+        if self.thread is not None:
+            self.thread.join(timeout=2)
+        for client in list(self.clients.values()):
+            self._drop(client, "")
+        if self.listener is not None:
+            self.listener.close()
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+
+    def _run(self) -> None:
+        while not self._stop:
+            try:
+                for key, mask in self.sel.select(timeout=1.0):
+                    self._event(key, mask)
+            except Exception:               # the hub must never take the box down
+                log.exception("web hub error")
+
+    def _event(self, key: selectors.SelectorKey, mask: int) -> None:
+        if key.data == "listen":
+            self._accept()
+        elif key.data == "wake":
+            try:
+                while self._wake_r.recv(4096):
+                    pass
+            except BlockingIOError:
+                pass
+            self._publish()
+        else:
+            client = key.data
+            if mask & selectors.EVENT_READ:
+                self._read(client)
+            if mask & selectors.EVENT_WRITE and client.sock.fileno() in self.clients:
+                self._flush(client)
+
+    def _accept(self) -> None:
+        try:
+            sock, _ = self.listener.accept()  # type: ignore[union-attr]
+        except BlockingIOError:
+            return
+        if len(self.clients) >= MAX_CLIENTS:
+            sock.close()
+            return
+        sock.setblocking(False)
+        client = _Client(sock)
+        self.clients[sock.fileno()] = client
+        self.sel.register(sock, selectors.EVENT_READ, client)
+        with self.lock:
+            hello = self._token_line() + self.latest + self.oled
+        self._send(client, hello)
+
+    def _token_line(self) -> bytes:
+        return json.dumps({"type": "token", "token": self.token}).encode() + b"\n"
+
+    def _publish(self) -> None:
+        with self.lock:
+            frame, self._frame = self._frame, None
+            token = self.token
+        out = b""
+        if frame is not None:
+            raw = frame.tobytes()
+            if raw != self._frame_bytes:
+                self._frame_bytes = raw
+                png = io.BytesIO()
+                frame.convert("L").save(png, format="PNG")
+                line = json.dumps({"type": "oled", "png": base64.b64encode(png.getvalue()).decode()})
+                with self.lock:
+                    self.oled = line.encode() + b"\n"
+                out += self.oled
+        if self.seq != self._sent_seq:
+            self._sent_seq = self.seq
+            with self.lock:
+                out = self.latest + out
+        if token != getattr(self, "_sent_token", self.token):
+            out = self._token_line() + out
+        self._sent_token = token
+        if out:
+            for client in list(self.clients.values()):
+                self._send(client, out)
+
+    def _send(self, client: _Client, data: bytes) -> None:
+        if len(client.out) + len(data) > self.buffer_limit:
+            self.dropped += 1
+            self._drop(client, "too slow: dropped (it resyncs on reconnect)")
+            return
+        client.out += data
+        self._flush(client)
+
+    def _flush(self, client: _Client) -> None:
+        try:
+            sent = client.sock.send(client.out) if client.out else 0
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            self._drop(client, "")
+            return
+        del client.out[:sent]
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if client.out else 0)
+        self.sel.modify(client.sock, events, client)
+
+    def _drop(self, client: _Client, why: str) -> None:
+        if why:
+            log.warning("web hub client %s", why)
+        fd = client.sock.fileno()
+        if fd in self.clients:
+            del self.clients[fd]
+            self.sel.unregister(client.sock)
+        client.sock.close()
+
+    def _read(self, client: _Client) -> None:
+        try:
+            data = client.sock.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._drop(client, "")
+            return
+        client.inbuf += data
+        while b"\n" in client.inbuf:
+            line, _, rest = bytes(client.inbuf).partition(b"\n")
+            client.inbuf = bytearray(rest)
+            self._command(client, line)
+            if client.sock.fileno() not in self.clients:
+                return
+        if len(client.inbuf) > LINE_LIMIT:
+            self._drop(client, "sent a line too long: dropped")
+
+    def _command(self, client: _Client, line: bytes) -> None:
+        msg_id: Any = None
+        try:
+            if len(line) > LINE_LIMIT:
+                raise CommandError("command too long")
+            try:
+                msg = json.loads(line)
+            except (ValueError, UnicodeDecodeError):
+                raise CommandError("not JSON") from None
+            msg_id = msg.get("id") if isinstance(msg, dict) else None
+            cmd = parse_command(msg, tuple(self.box.engine.players))
+            self.box.put_host_command(cmd)
+            reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": True}
+        except CommandError as err:
+            reply = {"type": "reply", "id": msg_id, "ok": False, "error": str(err)}
+        self._send(client, json.dumps(reply).encode() + b"\n")

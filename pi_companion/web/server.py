@@ -1,0 +1,314 @@
+"""`pi-companion web`: the big screen's HTTP and WebSocket server, a client of the daemon's hub.
+
+It has no GPIO and never writes the state directory. The scoreboard is open to the LAN; host
+commands need the token (header `X-Host-Token`, compared in constant time). Only requests whose
+Host header names the box (its hostname, hostname.local, localhost, an IP address, or
+`web.hosts`) are answered, so a DNS-rebinding page cannot reach it; a WebSocket upgrade from
+another origin is refused; request bodies, WebSocket messages and request rates are limited.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import hmac
+import ipaddress
+import itertools
+import json
+import logging
+import socket
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import WSMsgType, web
+
+log = logging.getLogger("pi_companion.web")
+MAX_BODY = 4096                  # bytes in a command request
+MAX_WS_MESSAGE = 1024
+MAX_SOCKETS = 200                # open WebSockets at once
+RATE = (20.0, 60.0)              # requests per second per address, burst
+COMMAND_RATE = (4.0, 12.0)       # host commands per second per address, burst
+COMMAND_TIMEOUT_S = 2.0
+PAGES = {"/": "index.html", "/host": "host.html"}
+STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript"}
+
+
+class HubLink:
+    """The hub socket, reconnected for ever: the latest snapshot, OLED image and host token."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self.snapshot: str | None = None
+        self.seq = 0
+        self.oled: bytes | None = None
+        self.token: str | None = None
+        self.changed = asyncio.Event()
+        self.writer: asyncio.StreamWriter | None = None
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.ids = itertools.count(1)
+        self.connected = asyncio.Event()
+
+    async def run(self) -> None:
+        delay = 0.2
+        while True:
+            try:
+                reader, writer = await asyncio.open_unix_connection(self.path, limit=1 << 20)
+            except OSError:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            delay = 0.2
+            self.writer = writer
+            self.connected.set()
+            try:
+                while line := await reader.readline():
+                    self._message(json.loads(line))
+            except (OSError, ValueError) as err:
+                log.warning("hub link: %s", err)
+            finally:
+                self.writer = None
+                self.connected.clear()
+                writer.close()
+                for fut in self.pending.values():
+                    if not fut.done():
+                        fut.set_exception(ConnectionError("the box went away"))
+                self.pending.clear()
+
+    def _message(self, msg: dict[str, Any]) -> None:
+        kind = msg.get("type")
+        if kind == "snapshot":
+            self.snapshot = json.dumps(msg, separators=(",", ":"))
+            self.seq = int(msg["seq"])
+            self._notify()
+        elif kind == "oled":
+            self.oled = base64.b64decode(msg["png"])
+        elif kind == "token":
+            self.token = str(msg["token"])
+        elif kind == "reply":
+            fut = self.pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
+            if fut is not None and not fut.done():
+                fut.set_result(msg)
+
+    def _notify(self) -> None:
+        old, self.changed = self.changed, asyncio.Event()
+        old.set()
+
+    async def command(self, msg: dict[str, Any]) -> dict[str, Any]:
+        if self.writer is None:
+            raise ConnectionError("the box is not running")
+        msg_id = next(self.ids)
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[msg_id] = fut
+        self.writer.write(json.dumps({**msg, "id": msg_id}).encode() + b"\n")
+        try:
+            return await asyncio.wait_for(fut, COMMAND_TIMEOUT_S)
+        finally:
+            self.pending.pop(msg_id, None)
+
+
+class Buckets:
+    """A token bucket per client address."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.state: dict[str, tuple[float, float]] = {}
+
+    def take(self, who: str) -> bool:
+        now = time.monotonic()
+        tokens, last = self.state.get(who, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        if len(self.state) > 4096:
+            self.state.clear()
+        if tokens < 1.0:
+            self.state[who] = (tokens, now)
+            return False
+        self.state[who] = (tokens - 1.0, now)
+        return True
+
+
+def own_names(extra: tuple[str, ...] = ()) -> set[str]:
+    host = socket.gethostname().lower()
+    return {"localhost", host, f"{host}.local", *(h.lower() for h in extra)}
+
+
+def host_allowed(header: str | None, names: set[str]) -> bool:
+    """Is the Host header the box's own name or an address (with or without a port)?"""
+    if not header:
+        return False
+    name = urlsplit(f"//{header}").hostname
+    if name is None:
+        return False
+    name = name.lower().rstrip(".")
+    if name in names:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def same_origin(origin: str | None, host: str | None) -> bool:
+    """A browser's WebSocket upgrade must come from a page served by this very host."""
+    if origin is None:
+        return True                               # not a browser: nothing to forge
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and bool(host) and parts.netloc.lower() == (host or "").lower()
+
+
+def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
+             names: set[str] | None = None) -> web.Application:
+    allowed = names if names is not None else own_names(hosts)
+    rate, commands = Buckets(*RATE), Buckets(*COMMAND_RATE)
+    sockets: set[web.WebSocketResponse] = set()
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
+        if not host_allowed(request.headers.get("Host"), allowed):
+            return web.Response(status=421, text="this box answers only to its own name\n")
+        if not rate.take(request.remote or "?"):
+            return web.Response(status=429, text="too many requests\n")
+        response = await handler(request)
+        response.headers.setdefault("Content-Security-Policy",
+                                    "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY)
+
+    async def page(request: web.Request) -> web.Response:
+        text = _static(PAGES[request.path])
+        return web.Response(text=text, content_type="text/html")
+
+    async def static(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in STATIC:
+            raise web.HTTPNotFound()
+        return web.Response(text=_static(name), content_type=STATIC[name])
+
+    async def snapshot(request: web.Request) -> web.Response:
+        if link.snapshot is None:
+            return web.json_response({"error": "waiting for the box"}, status=503)
+        return web.Response(text=link.snapshot, content_type="application/json")
+
+    async def oled(request: web.Request) -> web.Response:
+        if link.oled is None:
+            return web.Response(status=503, text="no picture from the box yet\n")
+        return web.Response(body=link.oled, content_type="image/png")
+
+    async def ws_handler(request: web.Request) -> web.StreamResponse:
+        if not same_origin(request.headers.get("Origin"), request.headers.get("Host")):
+            return web.Response(status=403, text="cross-origin WebSocket refused\n")
+        if len(sockets) >= MAX_SOCKETS:
+            return web.Response(status=503, text="too many screens\n")
+        ws = web.WebSocketResponse(max_msg_size=MAX_WS_MESSAGE, heartbeat=20)
+        await ws.prepare(request)
+        sockets.add(ws)
+        reader = asyncio.ensure_future(_drain(ws))
+        try:
+            sent = 0
+            while not ws.closed:
+                changed = link.changed
+                if link.snapshot is not None and link.seq != sent:
+                    sent = link.seq
+                    await asyncio.wait_for(ws.send_str(link.snapshot), 5.0)
+                    continue
+                waiter = asyncio.ensure_future(changed.wait())
+                done, _ = await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                if reader in done:
+                    break
+        except (asyncio.TimeoutError, ConnectionError):
+            pass
+        finally:
+            sockets.discard(ws)
+            reader.cancel()
+            await ws.close()
+        return ws
+
+    async def command(request: web.Request) -> web.Response:
+        token = link.token
+        given = request.headers.get("X-Host-Token", "")
+        if token is None:
+            return web.json_response({"ok": False, "error": "the box is not running"}, status=503)
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            return web.json_response({"ok": False, "error": "not the host: scan the host QR"}, status=403)
+        if not commands.take(request.remote or "?"):
+            return web.json_response({"ok": False, "error": "slow down"}, status=429)
+        try:
+            msg = await request.json()
+        except ValueError:
+            return web.json_response({"ok": False, "error": "not JSON"}, status=400)
+        if not isinstance(msg, dict):
+            return web.json_response({"ok": False, "error": "a command must be a JSON object"}, status=400)
+        try:
+            reply = await link.command(msg)
+        except (ConnectionError, asyncio.TimeoutError) as err:
+            return web.json_response({"ok": False, "error": str(err) or "the box did not answer"},
+                                     status=503)
+        status = 200 if reply.get("ok") else 400
+        return web.json_response({"ok": bool(reply.get("ok")), "error": reply.get("error", "")},
+                                 status=status)
+
+    async def history(request: web.Request) -> web.Response:
+        from .history import history_page
+        text = await asyncio.get_running_loop().run_in_executor(None, history_page, Path(state_dir))
+        return web.Response(text=text, content_type="text/html")
+
+    async def start_link(app: web.Application) -> Any:
+        task = asyncio.ensure_future(link.run())
+        yield
+        task.cancel()
+        for ws in list(sockets):
+            await ws.close()
+
+    app.cleanup_ctx.append(start_link)
+    app.router.add_get("/", page)
+    app.router.add_get("/host", page)
+    app.router.add_get("/static/{name}", static)
+    app.router.add_get("/api/snapshot", snapshot)
+    app.router.add_get("/oled.png", oled)
+    app.router.add_get("/ws", ws_handler)
+    app.router.add_post("/api/command", command)
+    app.router.add_get("/history", history)
+    return app
+
+
+async def _drain(ws: web.WebSocketResponse) -> None:
+    """The page sends nothing we act on; reading notices close and oversized messages."""
+    async for msg in ws:
+        if msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
+            break
+
+
+_CACHE: dict[str, str] = {}
+
+
+def _static(name: str) -> str:
+    if name not in _CACHE:
+        _CACHE[name] = resources.files(__package__).joinpath("static", name).read_text()
+    return _CACHE[name]
+
+
+def main(args: Any) -> int:
+    from ..config import ConfigError, load_config_arg
+    from ..hub import socket_path
+    try:
+        config = load_config_arg(args.config)
+    except ConfigError as err:
+        print(f"pi-companion: {err}", file=sys.stderr)
+        return 78
+    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    state_dir = args.state_dir or config.state_dir
+    path = args.socket or socket_path(state_dir)
+    port = args.port or config.web_port
+    app = make_app(HubLink(path), state_dir, config.web_hosts)
+    log.info("big screen on http://%s.local:%d/ (hub %s)", socket.gethostname(), port, path)
+    web.run_app(app, host=args.bind, port=port, print=None, access_log=None)
+    return 0

@@ -1,0 +1,271 @@
+"""The web hub: a box on mock pins publishes numbered snapshots on a Unix socket and takes host
+commands as logged inputs (undoable, resumed after a power cut); slow clients are dropped."""
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from conftest import Clock, VirtualFactory, VirtualPin, wait_for
+from pi_companion.app import Box, Wake
+from pi_companion.config import Config
+from pi_companion.hub import CommandError, Hub, parse_command
+from pi_companion.hw.display import Display
+from pi_companion.hw.pinmap import load_pinmap
+from pi_companion.store import GameLog
+
+PLAYERS = ("Ada", "Ben", "Cy")
+
+
+class HubClient:
+    """A raw client of the hub socket, reading its JSON lines."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(str(path))
+        self.sock.settimeout(3.0)
+        self.buf = b""
+        self.snapshots: list[dict] = []
+        self.other: list[dict] = []
+
+    def read_until(self, predicate, timeout=3.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                msg = json.loads(line)
+                (self.snapshots if msg["type"] == "snapshot" else self.other).append(msg)
+                if predicate(msg):
+                    return msg
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                break
+            if not data:
+                raise EOFError("hub closed the connection")
+            self.buf += data
+        raise AssertionError("no such message from the hub")
+
+    def snapshot(self, predicate=lambda s: True):
+        return self.read_until(lambda m: m["type"] == "snapshot" and predicate(m))
+
+    def command(self, **msg):
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        return self.read_until(lambda m: m["type"] == "reply" and m["id"] == msg.get("id"))
+
+    def close(self):
+        self.sock.close()
+
+
+
+def logged(state_dir):
+    """The records of the game log, read through the store's own loader."""
+    loaded = GameLog(state_dir).load()
+    assert loaded is not None
+    return loaded[1]
+
+
+def make_box(state_dir, store=True):
+    Clock.now = 0.0
+    factory = VirtualFactory(pin_class=VirtualPin)
+    config = Config(players=PLAYERS, seed=1, sound=False)
+    box = Box(config, factory, Display(None), store=GameLog(state_dir) if store else None)
+    return box, factory
+
+
+@pytest.fixture
+def rig(tmp_path):
+    box, factory = make_box(tmp_path)
+    hub = Hub(box, tmp_path / "hub.sock", tmp_path)
+    hub.attach()
+    hub.start()
+    box.pump()
+    yield box, factory, hub, tmp_path
+    hub.close()
+    box.close()
+    factory.reset()
+
+
+def press(box, factory, button, t, hold=0.05):
+    pin = factory.pin(load_pinmap()[button])
+    Clock.now = t
+    pin.drive_low()
+    box.pump()
+    Clock.now = t + hold
+    pin.drive_high()
+    box.pump()
+
+
+def at(box, t):
+    Clock.now = t
+    box.queue.put(Wake())
+    box.pump()
+
+
+def test_snapshots_follow_presses_with_margins_and_undo(rig):
+    box, factory, hub, _ = rig
+    client = HubClient(hub.path)
+    try:
+        first = client.snapshot()
+        assert first["game"] == "grab-bag" and [p["name"] for p in first["players"]] == list(PLAYERS)
+        assert first["buzz"] is None and first["players"][0]["turn"]          # Ada is Grab Master
+        pins = load_pinmap()
+        Clock.now = 1.0
+        factory.pin(pins["P3"]).drive_low()          # Cy first ...
+        Clock.now = 1.0012
+        factory.pin(pins["P2"]).drive_low()          # ... Ben 1.2 ms later, inside the settle window
+        box.pump()
+        at(box, 1.01)
+        snap = client.snapshot(lambda s: s["buzz"] is not None)
+        assert snap["seq"] > first["seq"]
+        assert snap["buzz"]["winner"] == "Cy"
+        assert [(o["player"], o["after_ms"]) for o in snap["buzz"]["order"]] == [("Cy", 0.0), ("Ben", 1.2)]
+        factory.pin(pins["P3"]).drive_high()
+        factory.pin(pins["P2"]).drive_high()
+        box.pump()
+        press(box, factory, "YES", 2.0)
+        snap = client.snapshot(lambda s: s["players"][2]["score"] == 1)
+        assert snap["score_label"] == "cards"
+        assert client.command(id=1, cmd="undo")["ok"]
+        box.pump()
+        snap = client.snapshot(lambda s: s["players"][2]["score"] == 0)
+        assert "Undone" in snap["notice"]
+    finally:
+        client.close()
+
+
+def test_host_commands_are_logged_inputs_that_survive_a_resume(rig):
+    box, factory, hub, state_dir = rig
+    client = HubClient(hub.path)
+    try:
+        assert client.command(id="r", cmd="rename", player=1, name="Bea")["ok"]
+        box.pump()
+        client.snapshot(lambda s: s["players"][1]["name"] == "Bea")
+        press(box, factory, "P2", 1.0)
+        at(box, 1.1)
+        assert client.command(id=2, cmd="yes")["ok"]
+        box.pump()
+        client.snapshot(lambda s: s["players"][1]["score"] == 1)
+        refused = client.command(id=3, cmd="rename", player=0, name="Bea")
+        assert not refused["ok"] and "already playing" in refused["error"]
+    finally:
+        client.close()
+    assert box.store.flush()
+    lines = logged(state_dir)
+    hosts = [r for r in lines if "host" in r]
+    assert [r["host"] for r in hosts] == ["rename", "yes"] and hosts[0]["name"] == "Bea"
+    before = box.engine.report()
+    box.store.close()                                      # the power goes
+    again, f2 = make_box(state_dir)
+    try:
+        assert again.resumed and again.engine.report() == before
+        assert again.engine.players == ("Ada", "Bea", "Cy")
+        again.put_host_command(parse_command({"cmd": "undo"}, again.engine.players))
+        again.pump()                                        # undo reaches the host's YES after resume
+        assert again.engine.report()["scores"]["Bea"] == 0
+    finally:
+        again.close()
+        f2.reset()
+
+
+def test_a_new_game_from_the_host_keeps_the_new_names(rig):
+    box, _, hub, state_dir = rig
+    client = HubClient(hub.path)
+    try:
+        assert client.command(id=1, cmd="rename", player=2, name="Cyd")["ok"]
+        box.pump()
+        assert client.command(id=2, cmd="switch", game="hands-up", options={"beat_ms": 700})["ok"]
+        box.pump()
+        snap = client.snapshot(lambda s: s["game"] == "hands-up")
+        assert [p["name"] for p in snap["players"]] == ["Ada", "Ben", "Cyd"]
+        assert box.engine.options == {"beat_ms": 700}
+        assert box.store.flush()
+        header = GameLog(state_dir).load()[0]
+        assert header["game"] == "hands-up" and header["players"][2] == "Cyd"
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("msg, error", [
+    ({"cmd": "press", "player": 0}, "unknown command"),          # no network path decides a buzz
+    ({"cmd": "shutdown"}, "unknown command"),
+    ({"cmd": "rename", "player": 7, "name": "X"}, "player must be"),
+    ({"cmd": "rename", "player": 0, "name": "x" * 40}, "name must be"),
+    ({"cmd": "switch", "game": "chess"}, "unknown game"),
+    ({"cmd": "switch", "game": "hands-up", "options": {"beat_ms": "fast"}}, "beat_ms"),
+    (["yes"], "JSON object"),
+])
+def test_bad_commands_are_refused_with_a_reason(msg, error):
+    with pytest.raises(CommandError, match=error):
+        parse_command(msg, PLAYERS)
+
+
+def test_garbage_on_the_socket_gets_an_error_and_the_box_plays_on(rig):
+    box, factory, hub, _ = rig
+    client = HubClient(hub.path)
+    try:
+        client.sock.sendall(b"{not json\n")
+        reply = client.read_until(lambda m: m["type"] == "reply")
+        assert not reply["ok"] and reply["error"] == "not JSON"
+        client.sock.sendall(b"x" * 10000)                  # an endless line: dropped
+        with pytest.raises((EOFError, ConnectionResetError)):
+            client.read_until(lambda m: False)
+    finally:
+        client.close()
+    other = HubClient(hub.path)
+    try:
+        assert other.snapshot()["game"] == "grab-bag"
+        assert other.command(id=1, cmd="no")["ok"]
+    finally:
+        other.close()
+
+
+def test_a_stuck_client_is_dropped_and_a_reconnect_gets_the_latest_at_once(tmp_path):
+    box, factory = make_box(tmp_path, store=False)
+    hub = Hub(box, tmp_path / "hub.sock", tmp_path, buffer_limit=32 * 1024)
+    hub.attach()
+    hub.start()
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stuck.connect(str(hub.path))                           # ... and never reads
+    reader = HubClient(hub.path)
+    try:
+        assert wait_for(lambda: len(hub.clients) == 2)
+        frame = None
+        pad = "x" * 4000                         # 4 KB snapshots: over 1 MB for the stuck client
+        for i in range(3000):
+            box.engine.notice = f"{pad}{i}"
+            hub.on_draw(box, frame)              # a loop blocked by the stuck client never ends
+            if i % 10 == 0:                      # the hub sends at least these (it coalesces)
+                reader.snapshot(lambda s, i=i: s["notice"] == f"{pad}{i}")
+        assert wait_for(lambda: hub.dropped >= 1 and len(hub.clients) == 1)
+        last = reader.snapshot(lambda s: s["notice"] == f"{pad}2999")
+        late = HubClient(hub.path)
+        try:
+            assert late.snapshot()["seq"] == last["seq"]      # the first thing it reads
+            token = [m for m in late.other if m["type"] == "token"]
+            assert token and token[0]["token"] == hub.token
+        finally:
+            late.close()
+    finally:
+        stuck.close()
+        reader.close()
+        hub.close()
+        box.close()
+        factory.reset()
+
+
+def test_the_host_token_persists_and_new_host_rotates_it(tmp_path):
+    box, factory = make_box(tmp_path, store=False)
+    try:
+        hub = Hub(box, tmp_path / "hub.sock", tmp_path)
+        token = hub.token
+        assert len(token) >= 12 and (tmp_path / "host-token").stat().st_mode & 0o077 == 0
+        assert Hub(box, tmp_path / "hub2.sock", tmp_path).token == token
+        hub.rotate_token()
+        assert hub.token != token and Hub(box, tmp_path / "hub3.sock", tmp_path).token == hub.token
+    finally:
+        box.close()
+        factory.reset()

@@ -1,0 +1,118 @@
+"""The OLED's "Show on TV / phone" screen: its QR codes decode (read by zxing-cpp, as a phone camera would) to the
+scoreboard's address and to the host's link with the token; "New host" changes the token."""
+from __future__ import annotations
+
+import pytest
+import zxingcpp
+
+from conftest import Clock, VirtualFactory, VirtualPin
+from pi_companion.app import Box, Wake
+from pi_companion.config import Config
+from pi_companion.core.events import Turn
+from pi_companion.hub import Hub
+from pi_companion.hw.display import Display, open_device
+from pi_companion.hw.pinmap import load_pinmap
+
+URL = "http://testbox.local:8080/"
+
+
+def decode(image, path):
+    """The text of the QR code in a 128x64 frame, as a phone would see the OLED (lit = light),
+    read by zxing-cpp (a dev dependency); the picture is saved at `path` for a look."""
+    big = image.convert("L").resize((512, 256), 0)
+    big.save(path)
+    found = zxingcpp.read_barcodes(big, formats=zxingcpp.BarcodeFormat.QRCode)
+    assert len(found) == 1, f"{len(found)} QR codes found in {path}"
+    return found[0].text
+
+
+@pytest.fixture
+def rig(tmp_path):
+    Clock.now = 0.0
+    factory = VirtualFactory(pin_class=VirtualPin)
+    box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
+              Display(lambda: open_device("dummy")))
+    hub = Hub(box, tmp_path / "hub.sock", tmp_path, board_url=URL)
+    hub.attach()
+    box.pump()
+    yield box, factory, hub
+    box.close()
+    factory.reset()
+
+
+def tap(box, factory, button, t):
+    pin = factory.pin(load_pinmap()[button])
+    Clock.now = t
+    pin.drive_low()
+    box.pump()
+    Clock.now = t + 0.05
+    pin.drive_high()
+    box.pump()
+
+
+def open_web_menu(box, factory, t):
+    tap(box, factory, "MENU", t)
+    box.queue.put(Wake(Turn(t + 0.2, -1)))               # the last item
+    box.pump()
+    assert box.engine.menu.selected == "web"
+    tap(box, factory, "YES", t + 0.3)
+
+
+def test_the_scoreboard_qr_decodes_to_the_address(rig, tmp_path):
+    box, factory, hub = rig
+    open_web_menu(box, factory, 1.0)
+    tap(box, factory, "YES", 2.0)                         # "Scoreboard QR"
+    assert box.engine.menu.qr == "board"
+    assert decode(box.display.device.image, tmp_path / "board.png") == URL
+    tap(box, factory, "NO", 3.0)
+    assert box.engine.menu is None
+
+
+def test_the_host_qr_carries_the_token_and_new_host_rotates_it(rig, tmp_path):
+    box, factory, hub = rig
+    open_web_menu(box, factory, 1.0)
+    box.queue.put(Wake(Turn(2.0, 1)))
+    box.pump()
+    tap(box, factory, "YES", 2.1)                         # "Host remote QR"
+    first = decode(box.display.device.image, tmp_path / "host.png")
+    assert first == f"{URL}host#t={hub.token}"
+    tap(box, factory, "NO", 3.0)
+    open_web_menu(box, factory, 4.0)
+    for t in (5.0, 5.1):
+        box.queue.put(Wake(Turn(t, 1)))
+    box.pump()
+    tap(box, factory, "YES", 5.2)                         # "New host"
+    second = decode(box.display.device.image, tmp_path / "host2.png")
+    assert second == f"{URL}host#t={hub.token}" and second != first
+
+
+def test_with_the_web_off_the_screen_says_how_to_turn_it_on(text_boxes):
+    Clock.now = 0.0
+    factory = VirtualFactory(pin_class=VirtualPin)
+    box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
+              Display(lambda: open_device("dummy")))
+    try:
+        box.pump()
+        open_web_menu(box, factory, 1.0)
+        tap(box, factory, "YES", 2.0)
+        assert box.engine.menu.qr == "board"
+        texts = [t for t, _ in text_boxes]
+        assert "Big screen is off" in texts and "set web.enabled = true" in texts
+        assert all(0 <= b[0] and b[2] <= 128 and 0 <= b[1] and b[3] <= 64 for _, b in text_boxes)
+    finally:
+        box.close()
+        factory.reset()
+
+
+def test_the_host_qr_uses_two_pixel_modules():
+    """A 29-module code (the host link) gets 2x2-pixel modules with a one-module quiet zone."""
+    from PIL import Image, ImageDraw
+
+    from pi_companion.ui.qr import draw as draw_qr, qr_matrix
+
+    class View:
+        web = (URL, f"{URL}host#t=AbCdEfGhIjKl")
+    assert len(qr_matrix(View.web[1])) == 29
+    image = Image.new("1", (128, 64))
+    draw_qr(ImageDraw.Draw(image), View(), "host")
+    assert image.crop((0, 0, 64, 64)).getbbox() == (1, 1, 63, 63)      # 31 modules x 2 px
