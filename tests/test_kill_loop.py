@@ -130,15 +130,15 @@ def phantoms_after_restart(daemon: Daemon, state: Path, held: tuple[str, ...],
                            run: int) -> list[str]:
     """What the restarted box did that nobody made (empty: nothing)."""
     found: list[str] = []
+    live = daemon.report()                          # (its log is flushed by then)
+    if live is None:
+        return [f"run {run}: the box exited at start"]
     header, records = read_log(state)
     cut = len(records)
     if records and "resume" in records[-1]:
         cut -= 1                                    # the restart's own record
     before = fold(header, records[:cut])
     expected = before.report()
-    live = daemon.report()
-    if live is None:
-        return [f"run {run}: the box exited at start"]
     if live["deadline"] is not None:               # something is running: wait and see
         time.sleep(max(0.0, live["deadline"] - live["clock"]) + 0.3)
         waited = daemon.report()
