@@ -16,6 +16,9 @@
 #   PI_COMPANION_PIP_ARGS   extra arguments for `pip install`, e.g. "--no-deps" for a fast
 #                           test install that skips the dependencies
 #   PI_COMPANION_VENV_ARGS  extra arguments for `python -m venv`, e.g. --system-site-packages
+#   PI_COMPANION_WHEEL      a wheel of pi-companion built from this checkout (pip wheel .):
+#                           installed instead of building the checkout here (an offline
+#                           install, or a slow board: the build runs elsewhere)
 #
 # Safe to run again: files are replaced, the venv is reused and the package reinstalled,
 # an existing config.toml is never overwritten.
@@ -85,29 +88,79 @@ make_venv() {
             venv_args=--system-site-packages
             say "lgpio is installed system-wide (python3-lgpio): the venv uses the system site-packages"
         fi
+        # A venv on the system site-packages can run the system's pip (python3-pip): skip
+        # ensurepip, which installs and byte-compiles a pip of its own (minutes on a slow
+        # board). Without a system pip, ensurepip runs below after all.
+        [[ $venv_args == --system-site-packages ]] && venv_args="$venv_args --without-pip"
         say "creating venv $VENV"
         # shellcheck disable=SC2086  # word splitting of the extra arguments is wanted
         "$PYTHON" -m venv --clear $venv_args "$VENV" \
             || die "could not create the venv (on Debian: apt install python3-venv)"
+        if [[ $venv_args == *--without-pip* ]] && "$VENV/bin/python" -c 'import pip' 2>/dev/null; then
+            say "the venv uses the system's pip (python3-pip)"
+        fi
+    fi
+    # No pip in the venv (no system pip, or it has gone since: apt remove python3-pip): add one.
+    if ! "$VENV/bin/python" -c 'import pip' 2>/dev/null; then
+        say "the venv has no pip: adding one (ensurepip)"
+        "$VENV/bin/python" -m ensurepip --default-pip >/dev/null \
+            || die "could not add pip to the venv (on Debian: apt install python3-pip)"
     fi
 }
 
 # pip builds in the source tree (build/, *.egg-info); build from a copy so that a root-owned
 # build never lands in the user's checkout.
 install_package() {
-    local spec
+    local spec extra=
+    case "$(uname -s)/$(uname -m)" in
+        Linux/aarch64 | Linux/armv7l | Linux/armv6l) extra="[pi]" ;;
+    esac
+    if [[ -n ${PI_COMPANION_WHEEL:-} ]]; then
+        install_wheel "$PI_COMPANION_WHEEL" "$extra"
+        compile_package
+        return
+    fi
     SRC_COPY=$(mktemp -d -t pi-companion-src.XXXXXX)
     tar -C "$REPO" --exclude=./.git --exclude=./.venv --exclude=./build \
         --exclude='*.egg-info' --exclude=__pycache__ --exclude=.pytest_cache \
         --exclude=.hypothesis -cf - . | tar -C "$SRC_COPY" -xf -
-    spec=$SRC_COPY
-    case "$(uname -s)/$(uname -m)" in
-        Linux/aarch64 | Linux/armv7l | Linux/armv6l) spec="$SRC_COPY[pi]" ;;
-    esac
-    say "installing $REPO${spec#"$SRC_COPY"} into the venv"
+    spec=$SRC_COPY$extra
+    say "installing $REPO$extra into the venv"
     # shellcheck disable=SC2086
     "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
         ${PI_COMPANION_PIP_ARGS:-} "$spec"
+    compile_package
+}
+
+# install_wheel WHEEL EXTRA: a pre-built wheel of this checkout (PI_COMPANION_WHEEL).
+install_wheel() {
+    local wheel=$1 extra=$2 purelib
+    [[ -f $wheel && $(basename -- "$wheel") == pi_companion-*.whl ]] \
+        || die "PI_COMPANION_WHEEL is not a pi_companion wheel: $wheel"
+    wheel=$(cd -- "$(dirname -- "$wheel")" && pwd)/$(basename -- "$wheel")
+    say "installing $wheel$extra into the venv"
+    purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    if compgen -G "$purelib/pi_companion-*.dist-info" >/dev/null; then
+        # pip records the sha256 of the wheel it installed: the very same wheel again (make
+        # install run twice) has nothing to change, and pip would take minutes on a slow board.
+        local sum
+        sum=$(sha256sum -- "$wheel" | cut -d' ' -f1)
+        if grep -qs "sha256=$sum" "$purelib"/pi_companion-*.dist-info/direct_url.json; then
+            say "pi-companion is already installed from this wheel (sha256 ${sum:0:16}): kept"
+            return
+        fi
+        # pip keeps an installed wheel of the same version: replace it (an update of the code
+        # without a new version number), then let the next call add any new dependency.
+        # shellcheck disable=SC2086
+        "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+            ${PI_COMPANION_PIP_ARGS:-} --force-reinstall --no-deps "$wheel"
+    fi
+    # shellcheck disable=SC2086
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+        ${PI_COMPANION_PIP_ARGS:-} "$wheel$extra"
+}
+
+compile_package() {
     # The service runs with a read-only /opt: compile everything now, not on first import.
     local purelib
     purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')

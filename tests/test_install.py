@@ -69,6 +69,15 @@ def test_install_update_uninstall(tmp_path: Path, run) -> None:
     out = check(run(DESTDIR=str(root), PYTHONPATH=str(system_site)))
     assert "the venv uses the system site-packages" in out
     assert "include-system-site-packages = true" in (root / VENV / "pyvenv.cfg").read_text()
+    # Such a venv runs the system's pip when there is one, rather than installing its own.
+    base_python = Path(sys.base_prefix, "bin", "python3")
+    base_has_pip = subprocess.run([base_python, "-c", "import pip"],
+                                  capture_output=True).returncode == 0
+    if base_has_pip:
+        assert "the venv uses the system's pip" in out
+        assert not list((root / VENV / "lib").glob("python3*/site-packages/pip")), "own pip"
+    else:
+        assert "the venv has no pip: adding one" in out
     for source, target in LAID_DOWN:
         assert (root / target).read_bytes() == (REPO / source).read_bytes(), target
         assert (root / target).stat().st_mode & 0o777 == 0o644, target
@@ -138,6 +147,7 @@ def test_dry_run_makes_its_own_root_and_touches_nothing(tmp_path: Path, run) -> 
     ((), {"PREFIX": "relative/path"}),
     ((), {"PREFIX": "/"}),
     ((), {"PYTHON": "/nonexistent/python3"}),
+    ((), {"PI_COMPANION_WHEEL": "/nonexistent/pi_companion-0.1.0-py3-none-any.whl"}),
 ])
 def test_bad_input_fails_before_installing(tmp_path: Path, run, args: tuple[str, ...],
                                            env: dict[str, str]) -> None:
