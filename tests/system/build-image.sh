@@ -81,7 +81,7 @@ chmod +x "$WORK/customize.sh"
 
 echo "build-image: mmdebstrap bookworm from $MIRROR"
 mmdebstrap --variant=minbase --dpkgopt=force-unsafe-io \
-    --include=systemd,systemd-sysv,udev,dbus,polkitd,linux-image-amd64,python3,python3-venv,make,kmod,initramfs-tools,procps \
+    --include=systemd,systemd-sysv,udev,dbus,polkitd,linux-image-amd64,python3,python3-venv,python3-pip,make,kmod,initramfs-tools,procps \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --essential-hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d"; echo MODULES=list > "$1/etc/initramfs-tools/conf.d/systest.conf"; printf "virtio_pci\nvirtio_blk\next4\ncrc32c_generic\n" > "$1/usr/share/initramfs-tools/modules.d/systest"' \

@@ -120,6 +120,15 @@ git -C "$REPO" ls-files -z --cached --others --exclude-standard \
     | (cd "$REPO" && tar --null --ignore-failed-read -T - -cf "$SHARE/src.tar") \
     || fail "copying the checkout"
 cp -r "$WHEELS" "$SHARE/wheels"
+# pi-companion's own wheel, built here from the same copy of the checkout: the guest's
+# `make install` installs it (PI_COMPANION_WHEEL) rather than building it under TCG.
+mkdir "$RUN/build"
+tar -C "$RUN/build" -xf "$SHARE/src.tar"
+"$PIP" wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+    -w "$SHARE/wheels" "$RUN/build" >"$RUN/wheel.log" 2>&1 \
+    || { cat "$RUN/wheel.log" >&2; fail "building pi-companion's wheel"; }
+rm -rf "$RUN/build"
+say "built $(cd "$SHARE/wheels" && ls pi_companion-*.whl)"
 cp "$HERE/guest/stages.sh" "$HERE/guest/drive.py" "$SHARE/"
 # The score the docs claim: "scores **0.6 SAFE**" in systemd/README.md.
 sed -n 's/.*scores \*\*\([0-9.]*\) [A-Z]*\*\*.*/\1/p' "$REPO/systemd/README.md" | head -n1 >"$SHARE/claimed-score"

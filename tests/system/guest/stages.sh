@@ -50,6 +50,9 @@ stage_install() {
     cd /root/pi-companion || fail "no copy of the checkout"
     # Offline: only the wheels the host vendored (the VM has no network at all).
     export PIP_NO_INDEX=1 PIP_FIND_LINKS=/root/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
+    # pi-companion's wheel, built by the host from this same checkout.
+    PI_COMPANION_WHEEL=$(ls /root/wheels/pi_companion-*.whl) || fail "no pi-companion wheel"
+    export PI_COMPANION_WHEEL
     local t=$SECONDS
     make install 2>&1 | tee /root/install-1.log | sed -u "s/^/[make install 1] /" || fail "make install"
     ok "make install ($((SECONDS - t)) s)"
@@ -67,6 +70,9 @@ stage_install() {
         || fail "the venv does not use the system's lgpio (system-site-packages)"
     grep -q "system site-packages" /root/install-1.log || fail "install.sh did not say it uses the system lgpio"
     ok "venv on the system site-packages: lgpio from the system, not compiled"
+    grep -q "the system's pip" /root/install-1.log && [[ ! -e $VENV/bin/pip ]] \
+        || fail "install.sh did not use the system's pip (python3-pip) for the venv"
+    ok "venv without a pip of its own: the system's pip (python3-pip) installed into it"
     wait_for 90 "$UNIT active after make install" active
     ok "service active after make install"
 
@@ -123,7 +129,7 @@ stage_play() {
     ok "systemd-analyze security: $score, as systemd/README.md claims"
 
     # --- play: round 1, the higher-numbered line written first; round 2, the lower one first
-    [[ $(field 'r["game"], r["phase"], r["grab_master"]') == "('grab-bag', 'searching', 'Red')" ]] \
+    [[ $(field 'r["game"], r["phase"], r["grab_master"]') == 'grab-bag searching Red' ]] \
         || fail "fresh game: $(status_json)"
     local r1 r2
     r1=$(drive round P3 P2)
@@ -255,5 +261,8 @@ stage_uninstall() {
 }
 
 echo "== stage $STAGE (uptime $T0 s)"
+# Where the boot's time went (TCG makes every boot slow; the slowest units first).
+systemd-analyze time 2>/dev/null | sed -n '1s/^/boot: /p'
+systemd-analyze blame --no-pager 2>/dev/null | head -n 6 | sed 's/^ */    blame: /'
 "stage_$STAGE"
 echo "== stage $STAGE passed (uptime $(cut -d' ' -f1 /proc/uptime) s)"
