@@ -134,17 +134,17 @@ install_package() {
 
 # install_wheel WHEEL EXTRA: a pre-built wheel of this checkout (PI_COMPANION_WHEEL).
 install_wheel() {
-    local wheel=$1 extra=$2 purelib
+    local wheel=$1 extra=$2 purelib uri sum
     [[ -f $wheel && $(basename -- "$wheel") == pi_companion-*.whl ]] \
         || die "PI_COMPANION_WHEEL is not a pi_companion wheel: $wheel"
-    wheel=$(cd -- "$(dirname -- "$wheel")" && pwd)/$(basename -- "$wheel")
     say "installing $wheel$extra into the venv"
-    purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    { read -r purelib; read -r uri; } < <("$VENV/bin/python" -c 'import pathlib, sys, sysconfig
+print(sysconfig.get_path("purelib")); print(pathlib.Path(sys.argv[1]).resolve().as_uri())' "$wheel")
+    # With its sha256 in the URL, pip checks the wheel and records the sum (direct_url.json).
+    sum=$(sha256sum -- "$wheel" | cut -d' ' -f1)
     if compgen -G "$purelib/pi_companion-*.dist-info" >/dev/null; then
-        # pip records the sha256 of the wheel it installed: the very same wheel again (make
-        # install run twice) has nothing to change, and pip would take minutes on a slow board.
-        local sum
-        sum=$(sha256sum -- "$wheel" | cut -d' ' -f1)
+        # The very same wheel again (make install run twice): nothing to change, and pip
+        # would take minutes on a slow board.
         if grep -qs "sha256=$sum" "$purelib"/pi_companion-*.dist-info/direct_url.json; then
             say "pi-companion is already installed from this wheel (sha256 ${sum:0:16}): kept"
             return
@@ -153,11 +153,11 @@ install_wheel() {
         # without a new version number), then let the next call add any new dependency.
         # shellcheck disable=SC2086
         "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
-            ${PI_COMPANION_PIP_ARGS:-} --force-reinstall --no-deps "$wheel"
+            ${PI_COMPANION_PIP_ARGS:-} --force-reinstall --no-deps "pi-companion @ $uri#sha256=$sum"
     fi
     # shellcheck disable=SC2086
     "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
-        ${PI_COMPANION_PIP_ARGS:-} "$wheel$extra"
+        ${PI_COMPANION_PIP_ARGS:-} "pi-companion$extra @ $uri#sha256=$sum"
 }
 
 compile_package() {

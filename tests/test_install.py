@@ -209,3 +209,34 @@ def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run) -> Non
                  "udevadm control --reload"]
     assert run.calls.read_text().splitlines() == install + install + uninstall
     assert "started; follow it with: journalctl -u pi-companion -f" in result.stdout
+
+
+def test_install_from_a_prebuilt_wheel(tmp_path: Path, run) -> None:
+    """PI_COMPANION_WHEEL: installed as is; the same wheel again is kept, another one replaces it."""
+    wheels = tmp_path / "wheels"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "-w", str(wheels), str(REPO)],
+        capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    shutil.rmtree(REPO / "build", ignore_errors=True)
+    wheel = next(wheels.glob("pi_companion-*.whl"))
+    root = tmp_path / "root"
+    out = check(run(DESTDIR=str(root), PI_COMPANION_WHEEL=str(wheel)))
+    assert f"installing {wheel} into the venv" in out
+    assert os.access(root / VENV / "bin" / "pi-companion", os.X_OK)
+
+    out = check(run(DESTDIR=str(root), PI_COMPANION_WHEEL=str(wheel)))
+    assert "already installed from this wheel" in out
+
+    # Same version, other bytes (a zip comment): an update of the code, installed again.
+    with open(wheel, "r+b") as f:
+        data = f.read()
+        assert data[-2:] == b"\0\0"            # the end record, with no comment yet
+        f.seek(len(data) - 2)
+        f.write(len(b"rebuilt").to_bytes(2, "little") + b"rebuilt")
+    package = next((root / VENV / "lib").glob("python3*/site-packages/pi_companion"))
+    (package / "systemd.py").write_text("# stale\n")
+    out = check(run(DESTDIR=str(root), PI_COMPANION_WHEEL=str(wheel)))
+    assert "already installed" not in out
+    assert (package / "systemd.py").read_bytes() == (REPO / "pi_companion/systemd.py").read_bytes()
