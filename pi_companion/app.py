@@ -339,7 +339,10 @@ class Box:
         """One pass of the loop: draw if idle, else wait for an input or the next timer and
         handle it. False when asked to stop."""
         wait, timer = self._wait()
-        if (self.stale and (wait is None or wait > 0) and not self.engine.settling
+        # Draw unless an engine timer is due this instant. A wait of 0 for the display's retry
+        # must draw (the draw is the retry): skipping it left the retry due forever, and the
+        # loop spun a whole core whenever the display was missing.
+        if (self.stale and not (timer and wait == 0) and not self.engine.settling
                 and self.queue.empty()):
             self.draw()                # only when nothing is pending: a frame never delays a buzz
             return True

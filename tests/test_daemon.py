@@ -113,3 +113,32 @@ def test_menu_held_three_seconds_shows_shutting_down_and_powers_off(tmp_path, mo
     finally:
         Device.pin_factory.reset()
         Device.pin_factory = previous
+
+
+def test_idle_without_a_display_once_its_retry_is_due(tmp_path):
+    """The display missing: its retry (every 5 s) once spun the loop on a whole core."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(tmp_path / "n.sock"))
+    sock.settimeout(15)
+    proc = subprocess.Popen([sys.executable, "-m", "pi_companion", "run", "--pins", "mock",
+                             "--display", "ssd1306", "--config", os.devnull,
+                             "--state-dir", str(tmp_path / "state")],
+                            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "n.sock")},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def cpu_s() -> float:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    try:
+        assert "READY=1" in receive_until(sock, "READY=1")
+        time.sleep(6)                  # past the first retry (5 s after the failed open)
+        before = cpu_s()
+        time.sleep(2)
+        used = cpu_s() - before
+        assert used < 0.5, f"{used:.2f} s of CPU in 2 s with nothing to do"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        sock.close()
