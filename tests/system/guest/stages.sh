@@ -205,7 +205,7 @@ stage_play() {
     [[ $(prop ActiveState) == failed ]] || fail "ActiveState $(prop ActiveState) with a broken config"
     [[ $(prop ExecMainStatus) == 78 ]] || fail "exit status $(prop ExecMainStatus), want 78"
     [[ $(prop NRestarts) == "$restarts" ]] || fail "restarted with a broken config: NRestarts $restarts -> $(prop NRestarts)"
-    journalctl -b -u $UNIT -o cat | grep -q 'no-such-game' || fail "the journal does not name the bad value"
+    journalctl -b -u $UNIT -o cat | grep -q 'box.game' || fail "the journal does not name the bad key (box.game)"
     cp /root/config.good $CONFIG
     systemctl restart $UNIT || fail "restart with the good config"
     [[ $(scores) == "$before" ]] || fail "scores after the config fix: $(scores)"
