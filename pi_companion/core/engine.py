@@ -8,7 +8,7 @@ moves its clock to the event's time, `advance(now)` fires timers due by `now`, a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..games.base import Game
@@ -18,6 +18,7 @@ from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, En
                      HallCounts, HallLevel, HallStep, HostCommand, InputEvent, Judge, MenuChoice,
                      PlayerHold, PlayerPress, PuckReset, PuckStatus, Request, Resume, Sound, Tick,
                      Turn, Undone, Verdict)
+from .frozen import replace
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .quadrature import Quadrature
 from .tunes import DEFAULT_TUNES, buzz_sound
