@@ -384,8 +384,12 @@ class Engine:
         self._effects.append(Sound("undo"))
 
     def _step(self, action: Action) -> None:
-        was_over = self.rules.is_over(self.game)
-        game, effects = self.rules.step(self.game, action)
+        before = self.table.game
+        game, effects = self.rules.step(before, action)
+        if game is before:              # most hall edges and ticks change nothing: no copy
+            self._effects.extend(effects)
+            return
+        was_over = self.rules.is_over(before)
         self.table = replace(self.table, game=game)
         self._effects.extend(effects)
         if not was_over and self.rules.is_over(game):
