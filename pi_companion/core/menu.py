@@ -1,7 +1,9 @@
 """The on-box menu: a list walked with the encoder, YES to choose, NO or MENU to leave."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from .frozen import replace
 
 
 CARD_LINES = 5          # lines of a text card on screen at once

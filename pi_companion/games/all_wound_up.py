@@ -15,12 +15,13 @@ docs/games/all-wound-up.md for their controls.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..core import rand
 from ..core.events import (Action, Buzz, Dial, HallStep, Judge, MenuChoice, PlayerHold, PlayerPress,
                            PuckReset, Sound, Tick, Undone, Verdict)
+from ..core.frozen import replace
 from . import brain_bank as bb
 from . import round_guide as rg
 from .base import NO_EFFECTS, Effects, Game, check_known, opt_choice, opt_int, opt_player

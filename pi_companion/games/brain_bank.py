@@ -7,7 +7,9 @@ higher rank left there is nothing to take. Spending returns the token to the ban
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from ..core.frozen import replace
 
 COLOURS = ("black", "purple", "green", "yellow", "red")
 BLACK, PURPLE, GREEN, YELLOW, RED = range(5)

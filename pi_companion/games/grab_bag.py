@@ -6,11 +6,12 @@ card). The game ends when the deck is empty; every player with the most cards wi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..core import rand
 from ..core.events import Action, Buzz, Judge, Sound, Verdict
+from ..core.frozen import replace
 from .base import (NO_EFFECTS, Effects, Game, check_known, most, opt_choice, opt_int, opt_names,
                    opt_player, opt_settle_ms)
 

@@ -12,10 +12,11 @@ the grab and keeps the judgement history.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..core.events import Action, Buzz, BuzzOpened, Dial, Judge, MenuChoice, Sound, Tick, Verdict
+from ..core.frozen import replace
 from .base import (NO_EFFECTS, Effects, Game, OptionError, check_known, opt_choice, opt_int,
                    opt_settle_ms)
 

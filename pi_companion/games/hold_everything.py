@@ -10,11 +10,12 @@ who has put everything down holds their button for 2 s and wins.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..core import rand
 from ..core.events import Action, Dial, Judge, MenuChoice, PlayerHold, PlayerPress, Sound, Tick, Verdict
+from ..core.frozen import replace
 from .base import NO_EFFECTS, Effects, Game, OptionError, check_known, opt_names, opt_player
 
 FIELD_CARDS = 15                 # the playing-field cards laid out in a circle; the start card is 0

@@ -9,11 +9,12 @@ and the winner: the deepest diver to surface, or else the greatest total distanc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..core import rand
 from ..core.events import Action, Dial, Judge, MenuChoice, PlayerPress, Sound, Tick, Verdict
+from ..core.frozen import replace
 from .base import NO_EFFECTS, Effects, Game, check_known, most, opt_player
 
 STEP_FT = 5                      # one encoder detent

@@ -8,7 +8,9 @@ round (the rulebook sets it left of the dealer only at setup); the dealer moves 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from ..core.frozen import replace
 
 DEAL = 10
 
