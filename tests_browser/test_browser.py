@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -25,10 +23,10 @@ from pi_companion.hub import Hub
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.store import GameLog
+from pi_companion.web import headless
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-SIZES = {"phone": (390, 844), "tv": (1920, 1080)}
+SIZES = headless.SIZES
+wait = headless.wait
 
 
 def free_port():
@@ -74,29 +72,11 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(scope="module", params=list(SIZES), ids=list(SIZES))
 def browser(request):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not shutil.which(path):
-            pytest.fail(f"{path} is missing: apt-get install chromium chromium-driver")
-    profile = tempfile.mkdtemp(prefix="pi-companion-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    width, height = SIZES[request.param]
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--window-size={width},{height}"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    driver.set_window_size(width, height)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
-def wait(driver, predicate, timeout=5.0):
-    from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, timeout, poll_frequency=0.01).until(predicate)
+    why = headless.missing()
+    if why:
+        pytest.fail(why)
+    with headless.chromium(*SIZES[request.param]) as driver:
+        yield driver
 
 
 def live_seq(base):
