@@ -167,3 +167,30 @@ def test_without_the_token_the_host_page_is_read_only(stack, browser):
     browser.find_element("id", "undo").click()
     wait(browser, lambda d: "not the host" in d.find_element("id", "result").text)
     assert box.engine.report() == before
+
+
+def test_the_wind_dial_counts_quarters_to_the_target(tmp_path):
+    """All Wound Up on mock pins: P1 opens a check, the encoder sets 3 turns, nine hall steps
+    wind 2 1/4; the dial's needle is at 1/4, its ring part full, and the words say the rest."""
+    from pi_companion import webshots
+    with webshots.live_box("all-wound-up", tmp_path) as (box, hub, factory, base), \
+            headless.chromium(*SIZES["tv"]) as driver:
+        driver.get(base + "/")
+        wait(driver, lambda d: d.find_element("id", "status").text == "live")
+        webshots._tap(factory, "P1")
+        webshots._until(lambda: box.engine.report()["check"] is not None)
+        webshots._quadrature(webshots._pin(factory, "ENC_A"), webshots._pin(factory, "ENC_B"),
+                             [(0, 1), (0, 0), (1, 0), (1, 1)] * 2, 0.03)
+        webshots._until(lambda: box.engine.report()["check"]["target"] == 3)
+        webshots._quadrature(webshots._pin(factory, "HALL_A"), webshots._pin(factory, "HALL_B"),
+                             [(1, 0), (1, 1), (0, 1), (0, 0)] * 2 + [(1, 0)], 0.05)
+        webshots._until(lambda: box.engine.report()["check"]["steps"] == 9)
+        wait(driver, lambda d: d.find_element("css selector", "#wind .count .big").text
+             == "Ada: 2\u00bc of 3 turns")
+        assert driver.find_element("css selector", "#wind .count .left").text == "\u00be to go"
+        dial = driver.find_element("css selector", "#wind svg.dial")
+        assert dial.get_attribute("class") == "dial under"
+        assert driver.find_element("css selector", "#wind .needle").get_attribute("transform") == "rotate(90)"
+        assert [t.text for t in driver.find_elements("css selector", "#wind .ticks text")] == \
+            ["0", "\u00bc", "\u00bd", "\u00be"]
+        assert dial.size["width"] >= 400                           # big at TV size
