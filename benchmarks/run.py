@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/run.py [--only NAME,NAME] [--out PATH]
 Names: cpu (the Pi Zero 2 W factor), fairness, latency, hall, process (idle + start-up),
-display, resume, durability. BENCH_DAEMON_PRESSES sets the headline latency's presses (default 1 000).
+display, resume, durability, web (the big screen). BENCH_DAEMON_PRESSES sets the headline latency's presses (default 1 000).
 docs/performance.md explains each figure and how it is measured.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ import hall
 import latency
 import process
 import resume
+import web
 from harness import machine
 
 FIGURES: dict[str, Callable[[], dict[str, Any]]] = {
@@ -40,6 +41,7 @@ FIGURES: dict[str, Callable[[], dict[str, Any]]] = {
     "display": display_traffic.run,
     "resume": resume.run,
     "durability": durability.run,
+    "web": web.run,
 }
 Row = tuple[str, str, str, str, str, str]
 DEFAULT_ZERO2W_FACTOR = 14.0      # used only by a partial run without the `cpu` figure
@@ -186,6 +188,18 @@ def rows(r: dict[str, Any]) -> list[Row]:
         out.append(("  one line made durable", f"fdatasync {y['fdatasync_us']:,.0f} us",
                     f"fsync {y['fsync_us']:,.0f} us; preallocated {y['prealloc_fdatasync_us']:,.0f} us",
                     "", "", ""))
+    if "web" in r:
+        w = r["web"]
+        out.append(("9 big screen: loop CPU/decision", f"50 WebSockets {w['cpu_50_ws_us']:.0f} us; "
+                    f"50 hub clients {w['cpu_50_hub_us']:.0f} us", f"0 clients {w['cpu_0_us']:.0f} us",
+                    "< +20 %", verdict(w["cpu_50_ws_us"] <= 1.2 * w["cpu_0_us"]),
+                    f"{w['cpu_50_ws_us'] * k / 1000:.1f} ms"))
+        b = w["browser"]
+        out.append(("  web process", f"RSS {w['web_rss_mib']:.1f} MiB with 50 sockets, import {w['import_ms']:.0f} ms",
+                    "", "", "", f"import {w['import_ms'] * k / 1000:.1f} s"))
+        out.append(("  press->browser p50 / p99",
+                    "no chromium here" if b is None else f"{ms(b['p50_ms'])} / {ms(b['p99_ms'])} ms (n={b['n']})",
+                    "", "p50 < 200 ms", "" if b is None else verdict(b["p50_ms"] < 200), ""))
     return out
 
 

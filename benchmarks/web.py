@@ -19,6 +19,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -32,9 +33,9 @@ from pi_companion.core.events import HostCommand  # noqa: E402
 from pi_companion.hub import Hub  # noqa: E402
 from pi_companion.hw.display import Display  # noqa: E402
 from pi_companion.hw.pinmap import load_pinmap  # noqa: E402
+from pi_companion.web import headless  # noqa: E402
 
 PINS = load_pinmap()
-TICK = os.sysconf("SC_CLK_TCK")
 
 DRAIN = """
 import selectors, socket, sys, time
@@ -64,11 +65,6 @@ async def main(url, n):
         await asyncio.gather(*tasks)
 asyncio.run(main(sys.argv[1], int(sys.argv[2])))
 """
-
-
-def thread_cpu(tid: int) -> float:
-    fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def free_port() -> int:
@@ -121,11 +117,12 @@ class Rig:
         time.sleep(0.005)
 
     def cpu_per_decision(self, cycles: int) -> float:
-        tid = self.box.thread.native_id  # type: ignore[union-attr]
-        before = thread_cpu(tid)
+        """The loop thread's own CPU clock (ns resolution, not /proc's 10 ms ticks)."""
+        clock = time.pthread_getcpuclockid(self.box.thread.ident)  # type: ignore[union-attr]
+        before = time.clock_gettime(clock)
         for i in range(cycles):
             self.cycle(i)
-        return (thread_cpu(tid) - before) / cycles * 1e6
+        return (time.clock_gettime(clock) - before) / cycles * 1e6
 
     def close(self) -> None:
         self.box.close()
@@ -168,47 +165,39 @@ def import_time() -> float:
 
 
 def browser_latency(rig: Rig, base: str, presses: int) -> list[float] | None:
-    if not Path("/usr/bin/chromium").exists() or not Path("/usr/bin/chromedriver").exists():
+    if headless.missing():
         return None
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    with headless.chromium(*headless.SIZES["tv"]) as driver:
+        return _presses(driver, rig, base, presses)
+
+
+def _presses(driver, rig: Rig, base: str, presses: int) -> list[float]:
     from selenium.webdriver.support.ui import WebDriverWait
-    profile = tempfile.mkdtemp(prefix="pi-companion-bench-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-                f"--user-data-dir={profile}", "--window-size=1920,1080"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
     out = []
-    try:
-        driver.get(base + "/")
-        WebDriverWait(driver, 5).until(lambda d: d.find_element("id", "status").text == "live")
-        for i in range(presses):
-            rig.fresh()
-            engine = rig.box.engine
-            seeker = sorted(engine.rules.buzzers(engine.game))[i % 2]
-            driver.execute_script("""
-                window.__seen = null; const before = JSON.stringify(arguments[0]);
-                window.onSnapshot = (s) => { if (window.__seen === null && s.buzz &&
-                    JSON.stringify(s.buzz) !== before) window.__seen = Date.now(); };""",
-                                  engine.report()["last_buzz"])
-            pin = rig.factory.pin(PINS[f"P{seeker + 1}"])
-            pressed = time.time()
-            pin.drive_low()
-            seen = WebDriverWait(driver, 5, poll_frequency=0.005).until(
-                lambda d: d.execute_script("return window.__seen"))
-            out.append(seen - pressed * 1000)
-            pin.drive_high()
-            yes = rig.factory.pin(PINS["YES"])
-            yes.drive_low()
-            time.sleep(0.008)
-            yes.drive_high()
-            rig.wait(lambda: not rig.box.engine.table.judging)
-            time.sleep(0.02)
-    finally:
-        driver.quit()
+    driver.get(base + "/")
+    WebDriverWait(driver, 5).until(lambda d: d.find_element("id", "status").text == "live")
+    for i in range(presses):
+        rig.fresh()
+        engine = rig.box.engine
+        seeker = sorted(engine.rules.buzzers(engine.game))[i % 2]
+        driver.execute_script("""
+            window.__seen = null; const before = JSON.stringify(arguments[0]);
+            window.onSnapshot = (s) => { if (window.__seen === null && s.buzz &&
+                JSON.stringify(s.buzz) !== before) window.__seen = Date.now(); };""",
+                              engine.report()["last_buzz"])
+        pin = rig.factory.pin(PINS[f"P{seeker + 1}"])
+        pressed = time.time()
+        pin.drive_low()
+        seen = WebDriverWait(driver, 5, poll_frequency=0.005).until(
+            lambda d: d.execute_script("return window.__seen"))
+        out.append(seen - pressed * 1000)
+        pin.drive_high()
+        yes = rig.factory.pin(PINS["YES"])
+        yes.drive_low()
+        time.sleep(0.008)
+        yes.drive_high()
+        rig.wait(lambda: not rig.box.engine.table.judging)
+        time.sleep(0.02)
     return out
 
 
@@ -217,50 +206,58 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cycles", type=int, default=300)
-    ap.add_argument("--presses", type=int, default=100)
-    args = ap.parse_args()
-    results: dict[str, float | str] = {}
+def run(cycles: int | None = None, presses: int | None = None) -> dict[str, Any]:
+    """The figure for benchmarks/run.py: short by default (BENCH_WEB_CYCLES, BENCH_WEB_PRESSES)."""
+    cycles = cycles or int(os.environ.get("BENCH_WEB_CYCLES", "150"))
+    presses = presses or int(os.environ.get("BENCH_WEB_PRESSES", "40"))
+    return measure(cycles, presses)
+
+
+def measure(cycles: int, presses: int) -> dict[str, Any]:
+    results: dict[str, Any] = {"cycles": cycles, "presses": presses}
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
         rig = Rig(state)
         try:
             rig.cpu_per_decision(20)                                  # warm up
-            zero = rig.cpu_per_decision(args.cycles)
+            zero = rig.cpu_per_decision(cycles)
             drain = helper(DRAIN, str(rig.hub.path), "50")
-            fifty_hub = rig.cpu_per_decision(args.cycles)
+            fifty_hub = rig.cpu_per_decision(cycles)
             drain.terminate()
             drain.wait()
             port = free_port()
             web = start_web(state, port)
             ws = helper(WS, f"ws://127.0.0.1:{port}/ws", "50")
-            fifty_ws = rig.cpu_per_decision(args.cycles)
-            zero_again = rig.cpu_per_decision(args.cycles)
-            results.update({
-                "loop CPU per decision, 0 clients (us)": round((zero + zero_again) / 2, 1),
-                "loop CPU per decision, 50 hub clients (us)": round(fifty_hub, 1),
-                "loop CPU per decision, web + 50 WebSockets (us)": round(fifty_ws, 1),
-                "web RSS with 50 WebSockets (MiB)": round(rss_kib(web.pid) / 1024, 1),
-            })
+            fifty_ws = rig.cpu_per_decision(cycles)
+            results["web_rss_mib"] = round(rss_kib(web.pid) / 1024, 1)      # with the 50 sockets open
             ws.terminate()
             ws.wait()
-            lat = browser_latency(rig, f"http://127.0.0.1:{port}", args.presses)
+            zero_again = rig.cpu_per_decision(cycles)            # the web process idle, no sockets
+            results.update({
+                "cpu_0_us": round((zero + zero_again) / 2, 1),
+                "cpu_50_hub_us": round(fifty_hub, 1),
+                "cpu_50_ws_us": round(fifty_ws, 1),
+            })
+            lat = browser_latency(rig, f"http://127.0.0.1:{port}", presses)
             if lat:
-                results["press -> browser p50 (ms)"] = round(pct(lat, 0.5), 1)
-                results["press -> browser p99 (ms)"] = round(pct(lat, 0.99), 1)
+                results["browser"] = {"p50_ms": round(pct(lat, 0.5), 1), "p99_ms": round(pct(lat, 0.99), 1),
+                                      "n": len(lat)}
             else:
-                results["press -> browser"] = "not measured: no /usr/bin/chromium"
+                results["browser"] = None
             web.terminate()
             web.wait()
         finally:
             rig.close()
-    results["web import time (ms, median of 5)"] = round(import_time(), 1)
-    results["cpus"] = os.cpu_count() or 0
-    for key, value in results.items():
-        print(f"{key:50s} {value}")
-    print(json.dumps(results))
+    results["import_ms"] = round(import_time(), 1)
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cycles", type=int, default=300)
+    ap.add_argument("--presses", type=int, default=100)
+    args = ap.parse_args()
+    print(json.dumps(measure(args.cycles, args.presses), indent=2))
     return 0
 
 

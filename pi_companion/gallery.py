@@ -111,6 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     written = save(scenario_engines(root / "docs" / "scenarios"), out)
     written += save(menu_engines(), out)
     print(f"{len(written)} screens in {out}")
+    # The big screen's pages need a browser; the OLED gallery above never does.
+    from .web import headless
+    why = headless.missing()
+    if why:
+        print(f"web pages not rendered: {why}")
+        return 0
+    from . import webshots
+    pages = webshots.save(out)
+    print(f"{len(pages)} web pages in {out}")
     return 0
 
 

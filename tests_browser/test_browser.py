@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -25,10 +23,10 @@ from pi_companion.hub import Hub
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.store import GameLog
+from pi_companion.web import headless
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-SIZES = {"phone": (390, 844), "tv": (1920, 1080)}
+SIZES = headless.SIZES
+wait = headless.wait
 
 
 def free_port():
@@ -74,29 +72,11 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(scope="module", params=list(SIZES), ids=list(SIZES))
 def browser(request):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not shutil.which(path):
-            pytest.fail(f"{path} is missing: apt-get install chromium chromium-driver")
-    profile = tempfile.mkdtemp(prefix="pi-companion-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    width, height = SIZES[request.param]
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--window-size={width},{height}"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    driver.set_window_size(width, height)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
-def wait(driver, predicate, timeout=5.0):
-    from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, timeout, poll_frequency=0.01).until(predicate)
+    why = headless.missing()
+    if why:
+        pytest.fail(why)
+    with headless.chromium(*SIZES[request.param]) as driver:
+        yield driver
 
 
 def live_seq(base):
@@ -187,3 +167,30 @@ def test_without_the_token_the_host_page_is_read_only(stack, browser):
     browser.find_element("id", "undo").click()
     wait(browser, lambda d: "not the host" in d.find_element("id", "result").text)
     assert box.engine.report() == before
+
+
+def test_the_wind_dial_counts_quarters_to_the_target(tmp_path):
+    """All Wound Up on mock pins: P1 opens a check, the encoder sets 3 turns, nine hall steps
+    wind 2 1/4; the dial's needle is at 1/4, its ring part full, and the words say the rest."""
+    from pi_companion import webshots
+    with webshots.live_box("all-wound-up", tmp_path) as (box, hub, factory, base), \
+            headless.chromium(*SIZES["tv"]) as driver:
+        driver.get(base + "/")
+        wait(driver, lambda d: d.find_element("id", "status").text == "live")
+        webshots._tap(factory, "P1")
+        webshots._until(lambda: box.engine.report()["check"] is not None)
+        webshots._quadrature(webshots._pin(factory, "ENC_A"), webshots._pin(factory, "ENC_B"),
+                             [(0, 1), (0, 0), (1, 0), (1, 1)] * 2, 0.03)
+        webshots._until(lambda: box.engine.report()["check"]["target"] == 3)
+        webshots._quadrature(webshots._pin(factory, "HALL_A"), webshots._pin(factory, "HALL_B"),
+                             [(1, 0), (1, 1), (0, 1), (0, 0)] * 2 + [(1, 0)], 0.05)
+        webshots._until(lambda: box.engine.report()["check"]["steps"] == 9)
+        wait(driver, lambda d: d.find_element("css selector", "#wind .count .big").text
+             == "Ada: 2\u00bc of 3 turns")
+        assert driver.find_element("css selector", "#wind .count .left").text == "\u00be to go"
+        dial = driver.find_element("css selector", "#wind svg.dial")
+        assert dial.get_attribute("class") == "dial under"
+        assert driver.find_element("css selector", "#wind .needle").get_attribute("transform") == "rotate(90)"
+        assert [t.text for t in driver.find_elements("css selector", "#wind .ticks text")] == \
+            ["0", "\u00bc", "\u00bd", "\u00be"]
+        assert dial.size["width"] >= 400                           # big at TV size
