@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import os
 import time
 from typing import Any
 
@@ -69,6 +70,19 @@ def scenario(game: str, players: list[str], events: list[dict[str, Any]], **extr
 def tap(button: str, t: float, hold: float = 0.08) -> list[dict[str, Any]]:
     """A clean press and release."""
     return [{"t": round(t, 6), "press": button}, {"t": round(t + hold, 6), "release": button}]
+
+
+def read_now(fd: int, size: int = 4096) -> bytes:
+    """What a pty master holds now, without blocking: select() also reports a master readable
+    when its slave was just closed, and if the serial link reopens the slave before the read,
+    a blocking read would wait for ever. OSError (EIO: no slave open) goes to the caller."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, size)
+    except BlockingIOError:
+        return b""
+    finally:
+        os.set_blocking(fd, True)
 
 
 def wait_for(predicate, timeout: float = 5.0) -> bool:

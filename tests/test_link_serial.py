@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
+
+from conftest import read_now
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -73,7 +75,7 @@ class FakePuck:
                 continue
             try:
                 with self._lock:
-                    data = b"" if self._stop.is_set() else os.read(self.master, 1024)
+                    data = b"" if self._stop.is_set() else read_now(self.master, 1024)
             except OSError:                        # the link has the slave closed just now
                 time.sleep(0.005)
                 continue
@@ -320,7 +322,9 @@ class Device:
         while not self._stop.wait(0.05):
             os.write(self.master, self._chatter())
             while select.select([self.master], [], [], 0)[0]:
-                data = os.read(self.master, 4096)
+                data = read_now(self.master)
+                if not data:
+                    break
                 self.received += data
                 os.write(self.master, self._answer(data))
 
