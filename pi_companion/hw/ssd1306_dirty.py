@@ -112,6 +112,41 @@ def plan_windows(runs: list[list[Span]]) -> list[Window]:
     return windows
 
 
+Transfer = tuple[list[int], bytes]   # one command transfer (may be empty) and one data transfer
+
+HORIZONTAL, PAGE = 0x00, 0x02        # MEMORYMODE arguments: horizontal and page addressing
+SET_PAGE, SET_LOW_COLUMN, SET_HIGH_COLUMN = 0xB0, 0x00, 0x10   # page addressing's pointer commands
+PAGE_RUN_BITS = transfer_bits(2) + transfer_bits(0)   # a run's column command, and its data's header
+MODE_SWITCH_BITS = 2 * 9   # MEMORYMODE and its argument, riding on a command transfer
+
+
+def page_mode_transfers(buf: bytes, runs: list[list[Span]], width: int, pointer: tuple[int, int] | None,
+                        col_offset: int = 0) -> tuple[list[Transfer], tuple[int, int] | None]:
+    """Page addressing (the SH1106's only mode, one of the SSD1306's): per changed run, a command
+    setting only the parts of the pointer (page; column low and high nibble, `col_offset` being
+    where the glass starts in RAM) that differ from where it already is, then the run's bytes.
+    Returns the transfers and where the pointer ends (None: not known)."""
+    out: list[Transfer] = []
+    for page, spans in enumerate(runs):
+        for c0, c1 in spans:
+            col = c0 + col_offset
+            cmd: list[int] = []
+            if pointer is None or pointer[0] != page:
+                cmd.append(SET_PAGE | page)
+            if pointer is None or pointer[1] & 0x0F != col & 0x0F:
+                cmd.append(SET_LOW_COLUMN | (col & 0x0F))
+            if pointer is None or pointer[1] >> 4 != col >> 4:
+                cmd.append(SET_HIGH_COLUMN | (col >> 4))
+            out.append((cmd, buf[page * width + c0:page * width + c1 + 1]))
+            pointer = (page, col + c1 - c0 + 1)
+    return out, pointer
+
+
+def transfers_bits(transfers: list[Transfer]) -> int:
+    """The bus bit times of a plan: each non-empty command and each data transfer."""
+    return sum((transfer_bits(len(cmd)) if cmd else 0) + transfer_bits(len(data)) for cmd, data in transfers)
+
+
 class BusCount:
     """What a driver's frame transfers cost the bus: transfers, bytes, I2C bit times."""
 
@@ -134,7 +169,9 @@ class DirtySSD1306(ssd1306):  # type: ignore[misc]
     def __init__(self, serial_interface: Any = None, width: int = 128, height: int = 64,
                  rotate: int = 0, **kwargs: Any) -> None:
         self._panel: bytes | None = None       # what the panel holds, when known
-        self._window: Window | None = None     # the controller's address window, when known
+        self._mode: int | None = HORIZONTAL    # the addressing mode (luma's set-up selects horizontal)
+        self._window: Window | None = None     # horizontal: the controller's address window, when known
+        self._pointer: tuple[int, int] | None = None   # page addressing: (page, column), when known
         self.bus = BusCount()                  # what frame transfers cost
         super().__init__(serial_interface, width, height, rotate, **kwargs)
 
@@ -145,36 +182,63 @@ class DirtySSD1306(ssd1306):  # type: ignore[misc]
     def invalidate(self) -> None:
         """Forget what the panel holds: the next frame is sent whole."""
         self._panel = None
-        self._window = None
+        self._mode = self._window = self._pointer = None
 
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode
         assert image.size == self.size
         new = page_bytes(self.preprocess(image), self._pages)
-        old, self._panel = self._panel, None   # unknown until the transfer completes
-        window, self._window = self._window, None
+        old, self._panel = self._panel, None   # unknown until the transfers complete
+        mode, window, pointer = self._mode, self._window, self._pointer
+        self._mode = self._window = self._pointer = None
         if old is None:
-            windows = [(0, self._w - 1, 0, self._pages - 1)]
-            window = None
+            plan, window = self._window_plan(new, [(0, self._w - 1, 0, self._pages - 1)], None)
+            mode_wanted = HORIZONTAL
         else:
+            # Two plans, the one of fewer bit times wins: address windows in horizontal mode
+            # (several pages in one transfer), or runs in page mode (a 1-3 byte command each).
             windows = plan_windows(changed_runs(old, new, self._w, self._pages))
-        for w in windows:
-            self._send(new, w, window)
-            window = w
-        self._window = window
+            h_plan, h_window = self._window_plan(new, windows, window if mode == HORIZONTAL else None)
+            runs = changed_runs(old, new, self._w, self._pages, join_bits=PAGE_RUN_BITS)
+            p_plan, p_pointer = page_mode_transfers(new, runs, self._w, pointer if mode == PAGE else None,
+                                                    self._colstart)
+            h_bits = transfers_bits(h_plan) + (MODE_SWITCH_BITS if mode != HORIZONTAL else 0)
+            p_bits = transfers_bits(p_plan) + (MODE_SWITCH_BITS if mode != PAGE else 0)
+            if h_bits <= p_bits:
+                plan, window, mode_wanted = h_plan, h_window, HORIZONTAL
+            else:
+                plan, pointer, mode_wanted = p_plan, p_pointer, PAGE
+        if plan and mode != mode_wanted:       # the switch rides on the first command transfer
+            plan[0] = ([self._const.MEMORYMODE, mode_wanted] + plan[0][0], plan[0][1])
+        for cmd, data in plan:
+            if cmd:
+                self.command(*cmd)
+                self.bus.add(len(cmd))
+            self.data(list(data))
+            self.bus.add(len(data))
+        if plan:                               # else nothing changed, nor did the controller
+            mode = mode_wanted
+            if mode == HORIZONTAL:
+                pointer = None
+            else:
+                window = None
+                if pointer is not None and pointer[1] >= self._colstart + self._w:
+                    pointer = None             # the column pointer wrapped: where to is not relied on
+        self._mode, self._window, self._pointer = mode, window, pointer
         self._panel = new
 
-    def _send(self, buf: bytes, window: Window, held: Window | None) -> None:
-        c0, c1, p0, p1 = window
+    def _window_plan(self, buf: bytes, windows: list[Window], held: Window | None) -> tuple[list[Transfer], Window | None]:
+        """Horizontal addressing: per window, COLUMNADDR and PAGEADDR (either left out when the
+        controller already holds it), then its bytes. Returns the transfers and the window held
+        after them (the pointer wraps back to a window's start once it is written whole)."""
+        out: list[Transfer] = []
         w = self._w
-        cmd: list[int] = []
-        if held is None or held[:2] != (c0, c1):
-            cmd += [self._const.COLUMNADDR, self._colstart + c0, self._colstart + c1]
-        if held is None or held[2:] != (p0, p1):
-            cmd += [self._const.PAGEADDR, p0, p1]
-        if cmd:
-            self.command(*cmd)
-            self.bus.add(len(cmd))
-        data = b"".join(buf[p * w + c0:p * w + c1 + 1] for p in range(p0, p1 + 1))
-        self.data(list(data))
-        self.bus.add(len(data))
+        for c0, c1, p0, p1 in windows:
+            cmd: list[int] = []
+            if held is None or held[:2] != (c0, c1):
+                cmd += [self._const.COLUMNADDR, self._colstart + c0, self._colstart + c1]
+            if held is None or held[2:] != (p0, p1):
+                cmd += [self._const.PAGEADDR, p0, p1]
+            out.append((cmd, b"".join(buf[p * w + c0:p * w + c1 + 1] for p in range(p0, p1 + 1))))
+            held = (c0, c1, p0, p1)
+        return out, held
