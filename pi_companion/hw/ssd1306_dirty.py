@@ -34,6 +34,7 @@ def transfer_bits(n: int) -> int:
 
 
 WINDOW_BITS = transfer_bits(6) + transfer_bits(0)  # COLUMNADDR+PAGEADDR, and the data's header
+NEXT_WINDOW_BITS = transfer_bits(3) + transfer_bits(0)  # the same pages again: COLUMNADDR only
 BYTE_BITS = 9
 Span = tuple[int, int]    # first and last column of a run of changed bytes in one page
 Window = tuple[int, int, int, int]   # c0, c1, p0, p1 (inclusive)
@@ -71,10 +72,10 @@ def changed_runs(old: bytes, new: bytes, width: int, pages: int,
 
 def _clusters(spans: list[Span], pages: int) -> list[Span]:
     """Column ranges covering `spans` for a window `pages` tall: overlapping ranges merge, and
-    so do ranges whose gap costs less to resend than another window."""
+    so do ranges whose gap costs less to resend than another window on the same pages."""
     out: list[Span] = []
     for c0, c1 in sorted(spans):
-        if out and (c0 - out[-1][1] - 1) * BYTE_BITS * pages <= WINDOW_BITS:
+        if out and (c0 - out[-1][1] - 1) * BYTE_BITS * pages <= NEXT_WINDOW_BITS:
             out[-1] = (out[-1][0], max(out[-1][1], c1))
         else:
             out.append((c0, c1))
@@ -85,7 +86,8 @@ def plan_windows(runs: list[list[Span]]) -> list[Window]:
     """Address windows covering every changed run at the least bus time: the pages are cut
     into stretches (a small dynamic programme over the 8 pages); each stretch gets one window
     per cluster of changed columns, as tall as the stretch (the pointer wraps from c1 of one
-    page to c0 of the next), which resends the unchanged bytes inside it."""
+    page to c0 of the next), which resends the unchanged bytes inside it. The windows of one
+    stretch share their pages, so all but its first set only the columns (`NEXT_WINDOW_BITS`)."""
     n = len(runs)
     best = [0] * (n + 1)                       # bit times to send the changes of pages < i
     came: list[tuple[int, list[Window]]] = [(0, [])] * (n + 1)
@@ -101,7 +103,8 @@ def plan_windows(runs: list[list[Span]]) -> list[Window]:
                 continue
             height = i - j
             clusters = _clusters(spans, height)
-            cost = best[j] + sum(WINDOW_BITS + BYTE_BITS * height * (c1 - c0 + 1) for c0, c1 in clusters)
+            cost = (best[j] + WINDOW_BITS + NEXT_WINDOW_BITS * (len(clusters) - 1)
+                    + sum(BYTE_BITS * height * (c1 - c0 + 1) for c0, c1 in clusters))
             if best[i] < 0 or cost < best[i]:
                 best[i], came[i] = cost, (j, [(c0, c1, j, i - 1) for c0, c1 in clusters])
     windows: list[Window] = []
