@@ -259,3 +259,43 @@ def test_columns_changing_on_the_same_pages_get_one_tall_window_each():
     number = [(10, 20), (40, 50), (70, 80), (100, 110)]
     windows = plan_windows([[], number, number, number, [], [], [], []])
     assert windows == [(c0, c1, 1, 3) for c0, c1 in number]
+
+
+def test_addressing_mode_follows_the_cheaper_plan_and_the_panel_stays_right():
+    """Scattered single bytes go out in page addressing (1-3 command bytes a run), a tall block
+    in one horizontal window; switching back and forth never leaves the panel wrong."""
+    ours, panel, stock, their_panel = pair()
+    rng = random.Random(8)
+    frame = Image.new("1", (128, 64))
+    modes = []
+    for n in range(40):
+        draw = ImageDraw.Draw(frame)
+        if n % 3 == 2:
+            draw.rectangle((rng.randrange(60), 0, 60 + rng.randrange(60), 63), fill=rng.randrange(2))
+        else:
+            for _ in range(3):
+                draw.point((rng.randrange(128), rng.randrange(64)), fill=rng.randrange(2))
+        ours.display(frame)
+        modes.append(panel.mode)
+        stock.display(frame)
+        assert panel.gram == their_panel.gram
+    assert 0 in modes and 2 in modes and modes.count(2) > modes.count(0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32), st.integers(2, 12))
+def test_no_frame_costs_more_bus_time_than_lumas(seed, frames):
+    """Whatever changes, a frame never costs more than luma's whole frame (plus the 2-byte
+    addressing mode switch); an unchanged frame costs nothing."""
+    from pi_companion.hw.ssd1306_dirty import transfer_bits
+    rng = random.Random(seed)
+    ours, _, _, _ = pair()
+    image = Image.new("1", ours.size)
+    for _ in range(frames):
+        image = scribble(image, rng, rng.choice([0, 1, 3, 30, 200]))
+        before = ours.bus.bits
+        ours.display(image)
+        assert ours.bus.bits - before <= transfer_bits(6) + transfer_bits(1024) + 18
+    before = ours.bus.bits
+    ours.display(image)
+    assert ours.bus.bits == before
