@@ -3,14 +3,18 @@
 The panel's GDDRAM is `height / 8` pages (8 pixel rows each, least significant bit on top) of
 `width` column bytes. luma's `ssd1306.display()` rewrites all of it on every frame (two I2C
 transfers: 6 command bytes, 1 024 data bytes). This driver keeps a copy of what the panel holds
-and sends, per frame, only the changed runs of columns of each changed page. What it minimises
-is bus time, not bytes: every I2C transfer also costs a start, the address byte, the control
-byte and a stop (`transfer_bits`), so each run is an address window (COLUMNADDR c0 c1,
-PAGEADDR p0 p1, in the horizontal addressing mode luma's initialisation selects) written in
-one data transfer; runs a few columns apart share a window, and so do neighbouring pages (the
-controller's pointer wraps from c1 of one page to c0 of the next), wherever that costs fewer
-bit times. A window the controller already holds (the pointer wraps back to its start after a
-complete write) is not sent again, nor is a half of it that did not change.
+and sends, per frame, only what changed. What it minimises is bus time, not bytes: every I2C
+transfer also costs a start, the address byte, the control byte and a stop (`transfer_bits`).
+Each frame is priced two ways and the cheaper is sent:
+- horizontal addressing (the mode luma's initialisation selects): address windows (COLUMNADDR
+  c0 c1, PAGEADDR p0 p1), each written in one data transfer; runs a few columns apart share a
+  window, and so do neighbouring pages (the pointer wraps from c1 of one page to c0 of the
+  next), wherever that costs fewer bit times; a window the controller already holds (the
+  pointer wraps back to its start after a complete write) is not sent again, nor is a half of
+  it that did not change;
+- page addressing: per changed run, a command of 1-3 bytes setting only the parts of the page
+  and column pointer that differ from where it is, then the run (the SH1106's only mode).
+The switch between the two (MEMORYMODE, 2 bytes) rides on the frame's first command.
 
 The copy is trusted only after a transfer completes: if `command()` or `data()` raises, it is
 dropped and the next frame goes out whole. `invalidate()` does the same on request (e.g. the
