@@ -9,7 +9,8 @@ data bytes) and its sh1106 16 (8 x (3 command + 128 data bytes)), changed or not
 
 The headline is a real Hands Up! hour: four players, the default 2 s beat, grabs 0.3-1.8 s after
 a beat with a close runner-up now and then, judgements 2-6 s later (mostly theft, sometimes
-false alarm or police), a new game when one ends. Every frame is the real screen
+false alarm or police); when a game ends the table reads the winners and deals again (30-60 s)
+and plays again with YES, YES (the "Play again?" screen, then the deal). Every frame is the real screen
 (`ui.screens.render`) drawn when the box draws it: after each input and each timer. All drivers
 sit behind our `Display`, which skips unchanged frames, so luma is charged only for frames that
 changed ("luma + skip"); the share is against that. The typical single updates (a buzz, a
@@ -100,35 +101,41 @@ def engine_frames(e: Engine) -> Image.Image:
 
 
 def hands_up_hour(seed: int = 15) -> list[Image.Image]:
-    """The frames a box draws through an hour of Hands Up! (one per input and per timer)."""
+    """The frames a box draws through an hour of Hands Up!: one after each input and each
+    timer, as the loop draws them (none while a settle window is open: the loop waits for it)."""
     rng = random.Random(seed)
     e = Engine(registry.get("hands-up"), PLAYERS, {}, seed)
     frames = [render(e)]
     t = 0.0
+
+    def draw() -> None:
+        if not e.settling:
+            frames.append(render(e))
 
     def at(when: float) -> None:
         nonlocal t
         due = e.next_deadline()
         while due is not None and due <= when:
             e.advance(due)
-            frames.append(render(e))
+            draw()
             due = e.next_deadline()
         t = max(t, when)
 
     def tap(when: float, button: str, hold: float = 0.12) -> None:
         at(when)
         e.feed(Edge(when, button, True))
-        frames.append(render(e))
+        draw()
         at(when + hold)
         e.feed(Edge(when + hold, button, False))
-        frames.append(render(e))
+        draw()
 
     while t < HOUR_S:
         phase = e.game.phase
         if phase == "over":
-            at(t + rng.uniform(8, 20))                      # the table reads the winners
-            e.new_game()
-            frames.append(render(e))
+            # The table reads the winners, gathers the cards and deals them again (the docs:
+            # deal first, then start), then YES, YES: "Play again?" and the new game.
+            tap(t + rng.uniform(30, 60), "YES")
+            tap(t + rng.uniform(1, 3), "YES")
         elif phase == "flipping":
             beat = e.next_deadline() or t + 2.0
             beats = rng.randint(2, 12)                      # someone spots a theft
@@ -138,12 +145,12 @@ def hands_up_hour(seed: int = 15) -> list[Image.Image]:
             for p in racers:
                 at(when)
                 e.feed(Edge(when, f"P{p + 1}", True))
-                frames.append(render(e))
+                draw()
                 when += rng.uniform(0.0002, 0.0019)
             at(when + 0.15)
             for p in racers:
                 e.feed(Edge(when + 0.15, f"P{p + 1}", False))
-                frames.append(render(e))
+                draw()
         else:                                               # judging
             verdict = rng.choices(["YES", "NO", "special"], weights=[6, 2, 1])[0]
             when = t + rng.uniform(2, 6)

@@ -501,6 +501,22 @@ def test_the_beat_mark_changes_on_every_beat():
     assert all(a != b for a, b in zip(frames, frames[1:]))
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_a_beat_changes_whole_panel_pages_only_where_the_counts_are(n):
+    """The OLED is written in pages of 8 pixel rows: a beat redraws the beat mark (page 0) and
+    the counts (pages 2-3 and 4-5), never the names' page 1, so each count is 2 pages tall."""
+    from PIL import ImageChops
+    engine = Engine(GAME, tuple(P8[:n]), {}, 1)
+    engine.advance(2.0)
+    for t in (4.0, 6.0, 8.0):
+        before = render(engine)
+        engine.advance(t)
+        diff = ImageChops.difference(before, render(engine))
+        assert diff.getbbox() is not None
+        assert diff.crop((0, 8, 128, 16)).getbbox() is None      # page 1 untouched
+        assert diff.crop((0, 0, 128, 8)).getbbox()[2] <= 8        # page 0: the beat mark only
+
+
 def test_manual_screens_stay_inside_the_frame():
     e = Engine(GAME, tuple(P8), {"beat_ms": 0}, 1)
     assert ink_inside(e)

@@ -1,8 +1,10 @@
 """The dirty-page SSD1306 driver against luma's own ssd1306, both on an emulated panel.
 
 `Panel` is a fake luma serial interface (command()/data()) that models the SSD1306's GDDRAM in
-horizontal addressing mode: the column and page address windows, the pointer that wraps inside
-them, and every command luma's initialisation sends (anything else fails the test). After any
+horizontal addressing mode (the column and page address windows, the pointer that wraps inside
+them) and in page addressing mode (the page and the column's two nibbles; the pointer moves
+along one page and wraps to its start, never on to the next page), and every command luma's
+initialisation sends (anything else fails the test, and so does data in vertical mode). After any
 sequence of frames, the GDDRAM our driver leaves must equal what luma's stock driver leaves.
 """
 from __future__ import annotations
@@ -26,7 +28,8 @@ from pi_companion.hw.ssd1306_dirty import (
 # Command byte -> number of argument bytes (SSD1306 datasheet, section 9).
 ARGS = {0x81: 1, 0x20: 1, 0x21: 2, 0x22: 2, 0x8D: 1, 0xA8: 1, 0xD3: 1, 0xD5: 1, 0xD9: 1,
         0xDA: 1, 0xDB: 1}
-NO_ARGS = set(range(0x40, 0x80)) | {0xA0, 0xA1, 0xA4, 0xA5, 0xA6, 0xA7, 0xAE, 0xAF, 0xC0, 0xC8}
+NO_ARGS = (set(range(0x00, 0x20)) | set(range(0x40, 0x80)) | set(range(0xB0, 0xB8))
+           | {0xA0, 0xA1, 0xA4, 0xA5, 0xA6, 0xA7, 0xAE, 0xAF, 0xC0, 0xC8})
 
 
 class Panel:
@@ -63,18 +66,26 @@ class Panel:
             self.cols, self.col = (args[0], args[1]), args[0]
         elif op == 0x22:
             self.rows, self.page = (args[0], args[1]), args[0]
+        elif 0xB0 <= op <= 0xB7:                       # page addressing: the page
+            self.page = op & 0x07
+        elif op <= 0x0F:                               # page addressing: column, low nibble
+            self.col = (self.col & 0xF0) | op
+        elif op <= 0x1F:                               # page addressing: column, high nibble
+            self.col = (self.col & 0x0F) | ((op & 0x0F) << 4)
 
     def data(self, data: list[int]) -> None:
         if self.fail is not None:
             raise self.fail
         assert not self.pending, "data in the middle of a command"
-        assert self.mode == 0, "only horizontal addressing is emulated"
+        assert self.mode in (0, 2), "only horizontal and page addressing are emulated"
         self.data_bytes += len(data)
         self.transfers += 1
         for byte in data:
             assert 0 <= byte <= 255
             self.gram[self.page * self.width + self.col] = byte
-            if self.col < self.cols[1]:
+            if self.mode == 2:                         # page addressing: end of the page -> its start
+                self.col = (self.col + 1) % self.width
+            elif self.col < self.cols[1]:
                 self.col += 1
             else:
                 self.col = self.cols[0]
@@ -152,14 +163,16 @@ def test_byte_counts():
     ours.display(frame)                        # unchanged: nothing at all
     assert panel.sent == before
     ImageDraw.Draw(frame).point((5, 9), fill=1)
-    ours.display(frame)                        # one pixel: one window of one byte
-    assert panel.sent - before == 6 + 1
+    ours.display(frame)                        # one pixel: page addressing, page + column + 1 byte
+    assert panel.sent - before == 2 + 3 + 1    # (and the switch to it: cheaper than a 6-byte window)
+    assert panel.mode == 2
     before, stock_before = panel.sent, their_panel.sent
     stock.display(frame)
     assert their_panel.sent - stock_before == 1030   # luma: the whole frame, every time
     ImageDraw.Draw(frame).rectangle((0, 0, 127, 63), fill=1)
-    ours.display(frame)                        # everything changed: one full window
-    assert panel.sent - before == 1030
+    ours.display(frame)                        # everything changed: back to one full window
+    assert panel.sent - before == 2 + 1030
+    assert panel.mode == 0
 
 
 def test_windows_are_chosen_to_send_fewest_bytes():
@@ -189,8 +202,8 @@ def test_a_failed_transfer_resends_the_whole_next_frame():
     panel.fail = None
     panel.gram[:] = bytes(range(256)) * 4      # the panel may hold anything now
     before = panel.sent
-    ours.display(frame)
-    assert panel.sent - before == 1030
+    ours.display(frame)                        # the addressing mode is not trusted either
+    assert panel.sent - before == 2 + 1030
     stock.display(frame)
     assert panel.gram == their_panel.gram
 
@@ -200,7 +213,7 @@ def test_invalidate_forces_a_full_frame():
     before = panel.sent
     ours.invalidate()
     ours.display(Image.new("1", (128, 64)))
-    assert panel.sent - before == 1030
+    assert panel.sent - before == 2 + 1030     # MEMORYMODE too: a panel that lost power is in page mode
 
 
 def test_the_display_layer_drives_it():
@@ -246,3 +259,43 @@ def test_columns_changing_on_the_same_pages_get_one_tall_window_each():
     number = [(10, 20), (40, 50), (70, 80), (100, 110)]
     windows = plan_windows([[], number, number, number, [], [], [], []])
     assert windows == [(c0, c1, 1, 3) for c0, c1 in number]
+
+
+def test_addressing_mode_follows_the_cheaper_plan_and_the_panel_stays_right():
+    """Scattered single bytes go out in page addressing (1-3 command bytes a run), a tall block
+    in one horizontal window; switching back and forth never leaves the panel wrong."""
+    ours, panel, stock, their_panel = pair()
+    rng = random.Random(8)
+    frame = Image.new("1", (128, 64))
+    modes = []
+    for n in range(40):
+        draw = ImageDraw.Draw(frame)
+        if n % 3 == 2:
+            draw.rectangle((rng.randrange(60), 0, 60 + rng.randrange(60), 63), fill=rng.randrange(2))
+        else:
+            for _ in range(3):
+                draw.point((rng.randrange(128), rng.randrange(64)), fill=rng.randrange(2))
+        ours.display(frame)
+        modes.append(panel.mode)
+        stock.display(frame)
+        assert panel.gram == their_panel.gram
+    assert 0 in modes and 2 in modes and modes.count(2) > modes.count(0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32), st.integers(2, 12))
+def test_no_frame_costs_more_bus_time_than_lumas(seed, frames):
+    """Whatever changes, a frame never costs more than luma's whole frame (plus the 2-byte
+    addressing mode switch); an unchanged frame costs nothing."""
+    from pi_companion.hw.ssd1306_dirty import transfer_bits
+    rng = random.Random(seed)
+    ours, _, _, _ = pair()
+    image = Image.new("1", ours.size)
+    for _ in range(frames):
+        image = scribble(image, rng, rng.choice([0, 1, 3, 30, 200]))
+        before = ours.bus.bits
+        ours.display(image)
+        assert ours.bus.bits - before <= transfer_bits(6) + transfer_bits(1024) + 18
+    before = ours.bus.bits
+    ours.display(image)
+    assert ours.bus.bits == before

@@ -20,10 +20,7 @@ from typing import Any
 from luma.oled.device import sh1106
 from PIL import Image
 
-from .ssd1306_dirty import BusCount, changed_runs, page_bytes, transfer_bits
-
-SET_PAGE, SET_LOW_COLUMN, SET_HIGH_COLUMN = 0xB0, 0x00, 0x10
-RUN_BITS = transfer_bits(3) + transfer_bits(0)   # page + column commands, and the data's header
+from .ssd1306_dirty import PAGE_RUN_BITS, BusCount, changed_runs, page_bytes, page_mode_transfers
 
 
 class DirtySH1106(sh1106):  # type: ignore[misc]
@@ -56,25 +53,13 @@ class DirtySH1106(sh1106):  # type: ignore[misc]
             runs = [[(0, w - 1)] for _ in range(self._pages)]
             pointer = None
         else:
-            runs = changed_runs(old, new, w, self._pages, join_bits=RUN_BITS)
-        for page, spans in enumerate(runs):
-            for c0, c1 in spans:
-                pointer = self._send(new[page * w + c0:page * w + c1 + 1], page, c0, pointer)
+            runs = changed_runs(old, new, w, self._pages, join_bits=PAGE_RUN_BITS)
+        plan, pointer = page_mode_transfers(new, runs, w, pointer, self._page_address_offset & 0x0F)
+        for cmd, data in plan:
+            if cmd:
+                self.command(*cmd)
+                self.bus.add(len(cmd))
+            self.data(list(data))
+            self.bus.add(len(data))
         self._pointer = pointer
         self._panel = new
-
-    def _send(self, data: bytes, page: int, c0: int, pointer: tuple[int, int] | None) -> tuple[int, int]:
-        col = c0 + (self._page_address_offset & 0x0F)
-        cmd: list[int] = []
-        if pointer is None or pointer[0] != page:
-            cmd.append(SET_PAGE | page)
-        if pointer is None or pointer[1] & 0x0F != col & 0x0F:
-            cmd.append(SET_LOW_COLUMN | (col & 0x0F))
-        if pointer is None or pointer[1] >> 4 != col >> 4:
-            cmd.append(SET_HIGH_COLUMN | (col >> 4))
-        if cmd:
-            self.command(*cmd)
-            self.bus.add(len(cmd))
-        self.data(list(data))
-        self.bus.add(len(data))
-        return page, col + len(data)

@@ -65,14 +65,15 @@ def card_icon(draw: Any, x: int, y: int, kind: str) -> None:
 
 
 def beat_mark(draw: Any, beats: int, paused: bool) -> None:
-    """Top-left: filled and hollow in turn, so every beat visibly changes it; bars when paused."""
+    """Top-left: filled and hollow in turn, so every beat visibly changes it; bars when paused.
+    It stays inside the top 8 pixel rows (one page of the panel's RAM: a beat sends 8 bytes)."""
     if paused:
-        draw.rectangle((1, 1, 2, 8), fill=1)
-        draw.rectangle((5, 1, 6, 8), fill=1)
+        draw.rectangle((1, 0, 2, 7), fill=1)
+        draw.rectangle((5, 0, 6, 7), fill=1)
     elif beats % 2:
-        draw.ellipse((0, 0, 8, 8), fill=1)
+        draw.ellipse((0, 0, 7, 7), fill=1)
     else:
-        draw.ellipse((0, 0, 8, 8), outline=1, fill=0)
+        draw.ellipse((0, 0, 7, 7), outline=1, fill=0)
 
 # ---- screens ----
 
@@ -120,7 +121,7 @@ def flipping_screen(draw: Any, view: Any) -> None:
         rows = (("hand", state.hands, 16, 12), ("up", state.face_up, 14, 27),
                 ("aside", state.set_aside, 12, 41))
     else:
-        rows = (("hand", state.hands, 22, 13), ("up", state.face_up, 16, 34))
+        rows = (("hand", state.hands, 22, 16), ("up", state.face_up, 16, 36))   # pages 2-3, 4-5
     for kind, values, largest, y in rows:
         count_row(draw, kind, values, largest, y, cell)
     left(draw, 0, foot_y("table"), f"table {state.table_total}", 9)
