@@ -387,12 +387,14 @@ class Box:
         event = self.to_event(item) if isinstance(item, RawEdge) else item.event
         if event is not None:
             event = replace(event, t=quantize(event.t))   # decide on exactly what is logged
+        early = self._look(self.now() if event is None else event.t)
+        if event is not None:
             if event.t < self.engine.clock and self.logged_clock < self.engine.clock:
                 # An idle wake moved the clock past this (earlier stamped) event without a
                 # record: log that move first, or the fold would start its timers earlier.
                 self._log(advance_record(self.engine.clock))
             seq = self._log(to_record(event))
-            effects = self.engine.feed(event)
+            effects = early + self.engine.feed(event)
             self.handled += 1
         else:
             now = quantize(self.now())
@@ -400,7 +402,7 @@ class Box:
             before = self.store.seq if self.store is not None else 0
             window, undo = self.engine.window, len(self.engine.undo_stack)
             seq = self._log(advance_record(now)) if deadline is not None and deadline <= now else before
-            effects = self.engine.advance(now)
+            effects = early + self.engine.advance(now)
             if window is not None and self.engine.window is None and undo == len(self.engine.undo_stack) \
                     and not any(isinstance(e, Request) for e in effects):
                 # A settle window closed: the buzz is decided by the logged presses alone (their
@@ -413,6 +415,23 @@ class Box:
         self.apply(effects)
         self.leds.show(lit)
         self.stale = True
+
+    def _look(self, upto: float) -> list[Any]:
+        """About to move the engine to `upto`, past the open settle window's due time: read the
+        player buttons' levels first. A button that reads pressed while its press edge has not
+        arrived has an edge in flight (its callback is late: the line level is already down);
+        the engine then keeps the window open for it, briefly (`Engine.look`). Logged like any
+        input, so resume decides as the box did. The effects of timers due meanwhile."""
+        window = self.engine.window
+        if window is None or window.looked or window.due > upto:
+            return []
+        down = [name for name in BUTTON_NAMES[:len(self.engine.players)]
+                if name in self.inputs and self.inputs[name].is_active]
+        pending = self.engine.look(down, max(quantize(self.now()), self.engine.clock))
+        if pending is None:
+            return []
+        self._log(to_record(pending))
+        return self.engine.feed(pending)
 
     def apply(self, effects: list[Any]) -> None:
         for effect in effects:
