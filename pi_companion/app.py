@@ -4,7 +4,9 @@ The loop blocks on the queue until the next input or the next real timer - the e
 deadline, the watchdog's next ping, a failed display's retry - and nothing else (no polling, no
 periodic redraw). It feeds the engine, then applies what changed: LEDs and sounds at once, the
 OLED frame once nothing is pending and no fair-press settle window is open (a frame holds the
-interpreter for a millisecond or more: a late press callback must not wait behind it).
+interpreter for a millisecond or more: a late press callback must not wait behind it). Before a
+due settle window closes it reads the player buttons' levels: a press whose callback is still to
+come keeps the window open for it (`_look`).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand
 from .core.records import advance_record, from_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
-from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs
+from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs, reading_pressed
 from .hw.outputs import Leds, Piezo
 from .link.mailbox import PuckMailbox
 from .store import GameLog
@@ -425,8 +427,7 @@ class Box:
         window = self.engine.window
         if window is None or window.looked or window.due > upto:
             return []
-        down = [name for name in BUTTON_NAMES[:len(self.engine.players)]
-                if name in self.inputs and self.inputs[name].is_active]
+        down = reading_pressed(self.inputs, BUTTON_NAMES[:len(self.engine.players)])
         pending = self.engine.look(down, max(quantize(self.now()), self.engine.clock))
         if pending is None:
             return []
