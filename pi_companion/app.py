@@ -428,7 +428,7 @@ class Box:
         if window is None or window.looked or window.due > upto:
             return []
         down = reading_pressed(self.inputs, BUTTON_NAMES[:len(self.engine.players)])
-        pending = self.engine.look(down, max(quantize(self.now()), self.engine.clock))
+        pending = self.engine.look(down, quantize(max(upto, self.engine.clock)))
         if pending is None:
             return []
         self._log(to_record(pending))

@@ -217,6 +217,37 @@ def test_a_late_press_is_decided_live_by_timestamp_and_resume_decides_the_same(t
         again.factory.reset()
 
 
+def test_a_pin_that_reads_pressed_but_never_sends_its_edge_holds_one_window_20_ms_only(tmp_path):
+    Clock.now, LatePin.held = 5.0, []
+    box = late_box(tmp_path)
+    try:
+        box.factory.pin(PINS["P1"]).drive_low()       # its callback never comes (lost edge)
+        LatePin.held = []
+        for start, waits in ((5.0, True), (6.0, False)):
+            Clock.now = start
+            box.factory.pin(PINS["P2"]).drive_low()
+            LatePin.deliver()
+            box.pump()
+            Clock.now = start + 0.0025                # due: P1 reads down, no edge has come
+            box.queue.put(Wake())
+            box.pump()
+            assert box.engine.settling == waits
+            if waits:                                 # until 20 ms after the look (game time)
+                assert box.engine.next_deadline() == pytest.approx(start - 5.0 + 0.0225)
+            Clock.now = start + 0.0225                # the wait is over: decided without it
+            box.queue.put(Wake())
+            box.pump()
+            assert not box.engine.settling and box.engine.table.last_buzz.winner == 1
+            box.factory.pin(PINS["P2"]).drive_high()
+            LatePin.deliver()
+            box.pump()
+            box.engine.new_game()
+        assert sum("pending" in r for r in box.store.load()[1]) == 1
+    finally:
+        box.close()
+        box.factory.reset()
+
+
 BUZZERS = ("P1", "P2", "P3", "P4")
 step = st.one_of(
     st.tuples(st.just("edge"), st.sampled_from(BUZZERS), st.floats(0, 0.008)),
