@@ -6,13 +6,16 @@ real Box on mock pins, pumped synchronously. Baseline on the same pairs: gpiozer
 `when_pressed` callbacks where the first to arrive wins.
 
 Live (the box as it runs): the Box's own loop thread, the default 2 ms settle window, the real
-screens. Each race: the later press's callback runs on one thread, the earlier press's on
-another 0.5, 1.5 or 3 ms later (edge ticks on the real clock, as a GPIO backend stamps them),
-while a thread keeps a core busy hashing (CPU load that does not hold the interpreter lock).
-The same races, interleaved, on `OldLoop`: the loop as it was before issue 15 (a frame drawn
-inside the window, the window closed on a timeout without a last look at the queue). A 3 ms
-delay is longer than the 2 ms window: no loop can count that press, both score about 0 there
-by design (the window must cover the lateness it is meant to absorb).
+screens. Each race: both buttons go down (the pins' levels change at the edges, as the lines
+do), the later press's callback runs on one thread, the earlier press's on another 0.5, 1.5
+or 3 ms later (edge ticks on the real clock, as a GPIO backend stamps them), while a thread
+keeps a core busy hashing (CPU load that does not hold the interpreter lock). The same races,
+interleaved, on two baselines: `NoLook`, this loop with the look at the pins patched out (the
+window closes when due on the presses that have arrived), and `OldLoop`, the loop as it was
+before issue 15 (a frame drawn inside the window, the window closed on a timeout without a
+last look at the queue, no look at the pins). Without the look a callback that runs after the
+2 ms window is due cannot count: every 3 ms one, and on a loaded machine many 0.5 ms ones
+(a woken thread starts late); the figures record how late the callbacks really ran.
 
 Polling baseline: a real thread that reads P1..P4 every 10 ms (in that order) while the main
 thread presses two buttons 0.05-2 ms apart on mock pins, as many hobby buzzers do.
@@ -42,6 +45,7 @@ from harness import (
 from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin
 
 from pi_companion.app import Box, Wake
+from pi_companion.core.engine import PENDING_GRACE_S
 
 PAIRS = 10_000
 POLL_S = 0.010
@@ -139,7 +143,14 @@ class LiveBox(Box):
         super().handle(item)
 
 
-class OldLoop(LiveBox):
+class NoLook(LiveBox):
+    """This loop without the look at the pins when a window is due (the same-run baseline)."""
+
+    def _look(self, upto: float) -> list[Any]:
+        return []
+
+
+class OldLoop(NoLook):
     """The loop before issue 15, for the same-run baseline."""
 
     def _turn(self) -> bool:
@@ -165,13 +176,14 @@ def deliver(p: Any, ticks: float, pressed: bool) -> None:
 class Callback(threading.Thread):
     def __init__(self, p: Any, delay_s: float, go: threading.Event) -> None:
         super().__init__(daemon=True)
-        self.p, self.delay_s, self.go, self.ticks = p, delay_s, go, 0.0
+        self.p, self.delay_s, self.go, self.ticks, self.at = p, delay_s, go, 0.0, 0.0
 
     def run(self) -> None:
         self.go.wait()
         if self.delay_s:
             time.sleep(self.delay_s)
         deliver(self.p, self.ticks, True)
+        self.at = time.monotonic()
 
 
 def hog(stop: threading.Event) -> None:
@@ -180,7 +192,10 @@ def hog(stop: threading.Event) -> None:
         hashlib.sha256(block).digest()
 
 
-def live_race(box: Box, factory: Any, first: int, second: int, gap: float, delay_s: float) -> bool:
+def live_race(box: Box, factory: Any, first: int, second: int, gap: float,
+              delay_s: float) -> tuple[bool, float]:
+    """Whether the box decided for `first`, and how late (s) the earlier press's callback ran
+    after the later edge."""
     a, b = pin(factory, f"P{first + 1}"), pin(factory, f"P{second + 1}")
     go = threading.Event()
     early, late = Callback(b, 0.0, go), Callback(a, delay_s, go)
@@ -188,6 +203,8 @@ def live_race(box: Box, factory: Any, first: int, second: int, gap: float, delay
     late.start()
     early.ticks = factory.ticks()
     late.ticks = early.ticks - gap
+    a._change_state(False)               # both lines are down from their edges (pressed: low);
+    b._change_state(False)               # the callbacks come later
     go.set()
     early.join()
     late.join()
@@ -199,19 +216,21 @@ def live_race(box: Box, factory: Any, first: int, second: int, gap: float, delay
     buzz = box.engine.table.last_buzz
     right = buzz is not None and buzz.winner == first
     time.sleep(0.008)
+    a._change_state(True)
+    b._change_state(True)
     deliver(a, factory.ticks(), False)
     deliver(b, factory.ticks(), False)
     done = threading.Event()
     box.queue.put(Call(lambda bx: bx.engine.new_game(), done))  # type: ignore[arg-type]
     done.wait(5)
     time.sleep(0.008)
-    return right
+    return right, late.at - early.ticks
 
 
 def live(races: int = LIVE_RACES, seed: int = 15) -> dict[str, Any]:
     rng = random.Random(seed)
     boxes = {}
-    for name, cls in (("ours", LiveBox), ("old_loop", OldLoop)):
+    for name, cls in (("ours", LiveBox), ("no_look", NoLook), ("old_loop", OldLoop)):
         factory = MockFactory(pin_class=MockPWMPin)
         box = make_box(grab_bag(settle_ms=2.0), factory)
         box.__class__ = cls
@@ -221,21 +240,29 @@ def live(races: int = LIVE_RACES, seed: int = 15) -> dict[str, Any]:
     spinner = threading.Thread(target=hog, args=(stop,), daemon=True)
     spinner.start()
     right = {name: {d: 0 for d in LIVE_DELAYS_MS} for name in boxes}
+    late: dict[float, list[float]] = {d: [] for d in LIVE_DELAYS_MS}
     try:
         for delay_ms in LIVE_DELAYS_MS:
             for _ in range(races):
                 first, second = rng.sample(range(4), 2)
                 gap = rng.uniform(0.05e-3, 2e-3)
                 for name, (box, factory) in boxes.items():
-                    right[name][delay_ms] += live_race(box, factory, first, second, gap, delay_ms / 1000)
+                    ok, late_s = live_race(box, factory, first, second, gap, delay_ms / 1000)
+                    right[name][delay_ms] += ok
+                    late[delay_ms].append(late_s)
     finally:
         stop.set()
         spinner.join()
         for box, factory in boxes.values():
             box.close()
             factory.reset()
-    return {"races_per_delay": races, "settle_ms": 2.0,
-            **{name: {str(d): n / races for d, n in per.items()} for name, per in right.items()}}
+    def lateness(xs: list[float]) -> dict[str, float]:
+        xs = sorted(xs)
+        return {"p50_ms": 1000 * xs[len(xs) // 2], "p99_ms": 1000 * xs[int(0.99 * (len(xs) - 1))],
+                "max_ms": 1000 * xs[-1], "past_window": sum(x > 0.002 for x in xs) / len(xs)}
+    return {"races_per_delay": races, "settle_ms": 2.0, "grace_ms": 1000 * PENDING_GRACE_S,
+            **{name: {str(d): n / races for d, n in per.items()} for name, per in right.items()},
+            "callback_late": {str(d): lateness(xs) for d, xs in late.items()}}
 
 
 def polling(pairs_n: int = POLL_PAIRS, seed: int = 7) -> float:

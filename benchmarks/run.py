@@ -84,12 +84,13 @@ def rows(r: dict[str, Any]) -> list[Row]:
                     verdict(f["ours_correct"] == 1.0), ""))
         lv = f["live"]
         ours = " / ".join(f"{100 * lv['ours'][d]:.1f}" for d in lv["ours"])
+        no_look = " / ".join(f"{100 * lv['no_look'][d]:.1f}" for d in lv["no_look"])
         old = " / ".join(f"{100 * lv['old_loop'][d]:.1f}" for d in lv["old_loop"])
         delays = " / ".join(lv["ours"])
-        inside = [d for d in lv["ours"] if float(d) < lv["settle_ms"]]
         out.append((f"  live, late {delays} ms", f"{ours} % ({lv['races_per_delay']} races each)",
-                    f"old loop {old} %; 10 ms polling thread {pct(f['polling_10ms_correct'])}",
-                    "100 % < settle", verdict(all(lv["ours"][d] == 1.0 for d in inside)), ""))
+                    f"no look at the pins {no_look} %; old loop {old} %; "
+                    f"10 ms polling thread {pct(f['polling_10ms_correct'])}",
+                    "100 %", verdict(all(v == 1.0 for v in lv["ours"].values())), ""))
     if "latency" in r:
         lat = r["latency"]
         d = lat["daemon"]

@@ -4,7 +4,9 @@ The loop blocks on the queue until the next input or the next real timer - the e
 deadline, the watchdog's next ping, a failed display's retry - and nothing else (no polling, no
 periodic redraw). It feeds the engine, then applies what changed: LEDs and sounds at once, the
 OLED frame once nothing is pending and no fair-press settle window is open (a frame holds the
-interpreter for a millisecond or more: a late press callback must not wait behind it).
+interpreter for a millisecond or more: a late press callback must not wait behind it). Before a
+due settle window closes it reads the player buttons' levels: a press whose callback is still to
+come keeps the window open for it (`_look`).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand
 from .core.records import advance_record, from_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
-from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs
+from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs, reading_pressed
 from .hw.outputs import Leds, Piezo
 from .link.mailbox import PuckMailbox
 from .store import GameLog
@@ -387,12 +389,14 @@ class Box:
         event = self.to_event(item) if isinstance(item, RawEdge) else item.event
         if event is not None:
             event = replace(event, t=quantize(event.t))   # decide on exactly what is logged
+        early = self._look(self.now() if event is None else event.t)
+        if event is not None:
             if event.t < self.engine.clock and self.logged_clock < self.engine.clock:
                 # An idle wake moved the clock past this (earlier stamped) event without a
                 # record: log that move first, or the fold would start its timers earlier.
                 self._log(advance_record(self.engine.clock))
             seq = self._log(to_record(event))
-            effects = self.engine.feed(event)
+            effects = early + self.engine.feed(event)
             self.handled += 1
         else:
             now = quantize(self.now())
@@ -400,7 +404,7 @@ class Box:
             before = self.store.seq if self.store is not None else 0
             window, undo = self.engine.window, len(self.engine.undo_stack)
             seq = self._log(advance_record(now)) if deadline is not None and deadline <= now else before
-            effects = self.engine.advance(now)
+            effects = early + self.engine.advance(now)
             if window is not None and self.engine.window is None and undo == len(self.engine.undo_stack) \
                     and not any(isinstance(e, Request) for e in effects):
                 # A settle window closed: the buzz is decided by the logged presses alone (their
@@ -413,6 +417,22 @@ class Box:
         self.apply(effects)
         self.leds.show(lit)
         self.stale = True
+
+    def _look(self, upto: float) -> list[Any]:
+        """About to move the engine to `upto`, past the open settle window's due time: read the
+        player buttons' levels first. A button that reads pressed while its press edge has not
+        arrived has an edge in flight (its callback is late: the line level is already down);
+        the engine then keeps the window open for it, briefly (`Engine.look`). Logged like any
+        input, so resume decides as the box did. The effects of timers due meanwhile."""
+        window = self.engine.window
+        if window is None or window.looked or window.due > upto:
+            return []
+        down = reading_pressed(self.inputs, BUTTON_NAMES[:len(self.engine.players)])
+        pending = self.engine.look(down, quantize(max(upto, self.engine.clock)))
+        if pending is None:
+            return []
+        self._log(to_record(pending))
+        return self.engine.feed(pending)
 
     def apply(self, effects: list[Any]) -> None:
         for effect in effects:

@@ -9,18 +9,19 @@ moves its clock to the event's time, `advance(now)` fires timers due by `now`, a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..games.base import Game
 from . import rand
 from .debounce import DEBOUNCE_S, Debouncer
 from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, EncoderLevel,
                      HallCounts, HallLevel, HallStep, HostCommand, InputEvent, Judge, MenuChoice,
-                     PlayerHold, PlayerPress, PuckReset, PuckStatus, Request, Resume, Sound, Tick,
-                     Turn, Undone, Verdict)
+                     Pending, PlayerHold, PlayerPress, PuckReset, PuckStatus, Request, Resume, Sound,
+                     Tick, Turn, Undone, Verdict)
 from .frozen import replace
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .quadrature import Quadrature
+from .records import quantize
 from .tunes import DEFAULT_TUNES, buzz_sound
 
 LONG_S = {"YES": 1.0, "NO": 1.0, "MENU": 3.0}
@@ -28,6 +29,7 @@ NAME_MAX = 16                # a player's name from the host's remote, in charac
 HOLD_S = 2.0                 # a player button held this long is a PlayerHold
 STEPS_PER_DETENT = 4         # encoder quadrature steps per click
 BUTTONS = tuple(f"P{i}" for i in range(1, 9)) + ("YES", "NO", "MENU")
+PENDING_GRACE_S = 0.020      # how long a settle window waits for a press edge still in flight
 
 
 @dataclass(frozen=True)
@@ -42,10 +44,14 @@ class Table:
 
 @dataclass
 class Window:
-    """An open settle window: the presses that arrived while it was open."""
+    """An open settle window: the presses that arrived while it was open; once the box has
+    looked at the pins (`looked`), the buttons whose press edge it waits for, each with whether
+    an edge of it has arrived since."""
     due: float
     eligible: frozenset[int]
     presses: dict[int, float] = field(default_factory=dict)
+    looked: bool = False
+    waiting: dict[str, bool] = field(default_factory=dict)
 
 
 class Engine:
@@ -74,13 +80,18 @@ class Engine:
         self.shutdown_requested = False
         self.games_played = 0
         self.presses = 0                                  # debounced player presses seen
+        self.unheard: set[str] = set()    # read pressed, waited for, no edge came: not waited for
+                                          # again until an edge of theirs arrives
         self._spent_tick: float | None = None             # the game timer that last fired
         self._effects: list[Effect] = []
 
     # ---- driving ----
 
     def feed(self, event: InputEvent) -> list[Effect]:
-        """Handle one input: first fire every timer due by its time, then act on it."""
+        """Handle one input: first fire every timer due by its time, then act on it. (A
+        `Pending` acts first: the box looked at the pins before the window could close.)"""
+        if isinstance(event, Pending):
+            self._pend(event)
         self._fire_due(max(self.clock, event.t))
         self._handle(event)
         return self._take_effects()
@@ -110,6 +121,18 @@ class Engine:
         """A fair-press settle window is open: presses still being collected, no winner yet.
         (A live loop should keep the CPU free meanwhile: a late press callback must run.)"""
         return self.window is not None
+
+    def look(self, down: Iterable[str], t: float) -> Pending | None:
+        """What the live box feeds (and logs) when the open settle window is due and the buttons
+        in `down` read pressed on the pins at `t`: the eligible players who have not pressed in
+        this window and whose press edge has not arrived (their debounced contact is open) -
+        edges in flight. None if there are none, or the window was looked at already: it is
+        then decided as it is. Pure: the caller reads the pins."""
+        window = self.window
+        if window is None or window.looked:
+            return None
+        pending = tuple(b for b in BUTTONS[:len(self.players)] if b in down and self._in_flight(b, window))
+        return Pending(t, pending, quantize(t + PENDING_GRACE_S)) if pending else None
 
     def held(self) -> list[str]:
         """The buttons down right now (debounced)."""
@@ -163,6 +186,7 @@ class Engine:
     def _fire(self, kind: int, name: str, at: float) -> None:
         if kind == 0:
             self._settle(name)
+            self._heard(name)
         elif kind == 1:
             self._held(name, at)
         elif kind == 2:
@@ -192,6 +216,8 @@ class Engine:
             if event.button in self.buttons:
                 for pressed, t in self.buttons[event.button].edge(event.t, event.pressed):
                     self._transition(event.button, pressed, t)
+                self.unheard.discard(event.button)
+                self._heard(event.button)
         elif isinstance(event, Turn):
             self._dial(event.t, event.delta)
         elif isinstance(event, EncoderLevel):
@@ -226,6 +252,7 @@ class Engine:
         self.encoder_steps = 0                     # half a detent before + half after is no detent
         if self.window is not None:                # no press can join it any more: decide it now
             self._close_window(self.clock)
+        self.unheard.clear()                       # the pins were read afresh (`held`)
         self.shutdown_requested = False
         if held:
             self.notice = f"{', '.join(held)} held down: ignored"
@@ -341,9 +368,39 @@ class Engine:
         else:
             self._step(PlayerPress(t, player))
 
+    def _in_flight(self, button: str, window: Window) -> bool:
+        """`button` reads pressed: is its press edge still to come for this window?"""
+        player = int(button[1:]) - 1
+        return (player in window.eligible and player not in window.presses
+                and not self.buttons[button].raw and button not in self.unheard)
+
+    def _pend(self, event: Pending) -> None:
+        """The box looked at the pins as the window came due: it waits for the edges in flight
+        until `event.until` at the latest (a window is looked at once)."""
+        window = self.window
+        if window is None or window.looked:
+            return
+        window.looked = True
+        window.waiting = {b: False for b in event.buttons if b in BUTTONS[:len(self.players)]
+                          and self._in_flight(b, window)}
+        if window.waiting:
+            window.due = max(window.due, event.until)
+
+    def _heard(self, button: str) -> None:
+        """An edge (or a contact settle) of `button`: close a window that waited for it once
+        every button it waits for has joined it, or has been heard from and is not bouncing."""
+        window = self.window
+        if window is None or button not in window.waiting:
+            return
+        window.waiting[button] = True
+        if all(int(b[1:]) - 1 in window.presses or (heard and self.buttons[b].settle_due is None)
+               for b, heard in window.waiting.items()):
+            self._close_window(self.clock)
+
     def _close_window(self, _at: float) -> None:
         window, self.window = self.window, None
         assert window is not None
+        self.unheard.update(b for b, heard in window.waiting.items() if not heard)
         first = min(window.presses.values())
         tied = sorted(p for p, t in window.presses.items() if t == first)
         winner, rng = rand.choice(self.table.rng, tied) if len(tied) > 1 else (tied[0], self.table.rng)

@@ -81,7 +81,19 @@ class HostCommand:
     options: str = ""
 
 
-InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus | Resume | HostCommand
+@dataclass(frozen=True)
+class Pending:
+    """The box looked at the player buttons as a settle window came due, at `t`: `buttons` read
+    pressed although their press edge had not reached the engine (an edge in flight: the GPIO
+    backend's callback is late). The window waits for those edges until `until` at the latest;
+    see `Engine.look`. Only the live box makes these (it reads the pins); the log keeps them so
+    that resume decides as the box did."""
+    t: float
+    buttons: tuple[Button, ...]
+    until: float
+
+
+InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus | Resume | HostCommand | Pending
 
 # ---- actions (what the engine hands to a game) ----
 

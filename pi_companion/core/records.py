@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, PuckStatus,
-                     Resume, Turn)
+from .events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, Pending,
+                     PuckStatus, Resume, Turn)
 
 Record = dict[str, Any]
 TIME_DIGITS = 6
+PENDING_MAX_S = 1.0     # a `pending` record's wait beyond this is damage, not a late edge
 
 
 def quantize(t: float) -> float:
@@ -36,6 +37,8 @@ def to_record(event: InputEvent) -> Record:
         return {"t": t, "puck": "status", "connected": event.connected, "boot": event.boot_id}
     if isinstance(event, Resume):
         return {"t": t, "resume": 1, **({"held": list(event.held)} if event.held else {})}
+    if isinstance(event, Pending):
+        return {"t": t, "pending": list(event.buttons), "until": quantize(event.until)}
     if isinstance(event, HostCommand):
         rec: Record = {"t": t, "host": event.command}
         if event.player >= 0:
@@ -63,6 +66,13 @@ def from_record(rec: Record) -> InputEvent | float:
         if not isinstance(held, list) or not all(isinstance(b, str) for b in held):
             raise ValueError(f"bad held buttons in {rec!r}")
         return Resume(t, tuple(held))
+    if "pending" in rec:
+        buttons, until = rec["pending"], float(rec["until"])
+        if not isinstance(buttons, list) or not all(isinstance(b, str) for b in buttons):
+            raise ValueError(f"bad pending buttons in {rec!r}")
+        if not 0.0 <= until - t <= PENDING_MAX_S:
+            raise ValueError(f"pending until must be 0 to {PENDING_MAX_S:g} s after t in {rec!r}")
+        return Pending(t, tuple(buttons), until)
     if "press" in rec or "release" in rec:
         return Edge(t, str(rec.get("press", rec.get("release"))), "press" in rec)
     if "turn" in rec:

@@ -51,3 +51,10 @@ def build_inputs(pins: dict[str, int], n_players: int, sink: "queue.SimpleQueue[
         pull: bool | None = None if name.startswith("HALL") else True
         devices[name] = EdgeInput(name, pins[name], sink, pull_up=pull, factory=factory)
     return devices
+
+
+def reading_pressed(devices: dict[str, EdgeInput], names: tuple[str, ...]) -> list[str]:
+    """Of the buttons `names`, those whose line reads pressed at this moment: the pin's level,
+    not the last edge delivered (on lgpio the line is read while its edge may still wait in
+    the alert queue for the callback thread)."""
+    return [name for name in names if name in devices and devices[name].is_active]
