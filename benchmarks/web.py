@@ -192,6 +192,20 @@ def watch_queue(box: Any) -> None:
     box.piezo.play = box.piezo.played.append
 
 
+class SnapshotClock:
+    """The hub's on_draw (the loop's whole part of the big screen), with the loop thread's CPU
+    spent in it added up."""
+
+    def __init__(self, on_draw: Any) -> None:
+        self.on_draw = on_draw
+        self.ns = 0
+
+    def __call__(self, box: Any, frame: Any) -> None:
+        t = time.thread_time_ns()
+        self.on_draw(box, frame)
+        self.ns += time.thread_time_ns() - t
+
+
 def thread_clock(thread: Any) -> int:
     return time.pthread_getcpuclockid(thread.ident)
 
@@ -251,18 +265,23 @@ class Rig:
         self.live.until(lambda: not self.box.engine.table.judging)
 
     def measure(self, cycles: int, start: int, web_pid: int) -> dict[str, list[float]]:
-        """Per-cycle CPU (us) of the loop and the hub thread; the web process's per cycle."""
-        loop, hub = [], []
+        """Per-cycle CPU (us) of the loop, of its snapshots and of the hub thread; the web
+        process's per cycle."""
+        loop, snap, hub = [], [], []
         web0 = process_cpu_ns(web_pid)
+        on_draw = self.box.on_draw
         for i in range(start, start + cycles):
             self.fresh()
             self.settled()
             l0, h0 = time.clock_gettime_ns(self.loop_clock), time.clock_gettime_ns(self.hub_clock)
+            s0 = on_draw.ns if on_draw is not None else 0
             self.cycle(i)
             self.settled()
             loop.append((time.clock_gettime_ns(self.loop_clock) - l0) / 1000)
             hub.append((time.clock_gettime_ns(self.hub_clock) - h0) / 1000)
-        return {"loop": loop, "hub": hub, "web": [(process_cpu_ns(web_pid) - web0) / 1000 / cycles]}
+            snap.append((on_draw.ns - s0) / 1000 if on_draw is not None else 0.0)
+        return {"loop": loop, "snapshot": snap, "hub": hub,
+                "web": [(process_cpu_ns(web_pid) - web0) / 1000 / cycles]}
 
 
 def rss_kib(pid: int) -> int:
@@ -325,7 +344,8 @@ def run(cycles: int | None = None, presses: int | None = None) -> dict[str, Any]
 
 def measure(cycles: int, presses: int, rounds: int = 6) -> dict[str, Any]:
     per_round = max(1, cycles // rounds)
-    samples: dict[str, dict[str, list[float]]] = {c: {"loop": [], "hub": [], "web": []} for c in CONDITIONS}
+    samples: dict[str, dict[str, list[float]]] = {c: {"loop": [], "snapshot": [], "hub": [], "web": []}
+                                                  for c in CONDITIONS}
     results: dict[str, Any] = {"cycles_per_condition": per_round * rounds, "rounds": rounds, "presses": presses}
     # On this repository's disk (not a tmpfs /tmp): the log's fsync must reach a real device.
     with tempfile.TemporaryDirectory(prefix="bench-web-", dir=ROOT) as tmp, \
@@ -333,6 +353,8 @@ def measure(cycles: int, presses: int, rounds: int = 6) -> dict[str, Any]:
         assert live.web is not None
         rig = Rig(live)
         web_pid = live.web.pid
+        snapshots = SnapshotClock(live.hub.on_draw)
+        live.box.on_draw = snapshots
         sockets = Clients("ws", live.base.replace("http:", "ws:") + "/ws", 50)
         readers = Clients("unix", str(live.hub.path), MAX_CLIENTS - 1)
         try:
@@ -340,7 +362,7 @@ def measure(cycles: int, presses: int, rounds: int = 6) -> dict[str, Any]:
             done = 20
             for r in range(rounds):
                 for cond in CONDITIONS[r % len(CONDITIONS):] + CONDITIONS[:r % len(CONDITIONS)]:
-                    live.box.on_draw = None if cond == "off" else live.hub.on_draw
+                    live.box.on_draw = None if cond == "off" else snapshots
                     extra = {"50": sockets, "hub32": readers}.get(cond)
                     if extra is not None:
                         extra.open()
@@ -352,12 +374,13 @@ def measure(cycles: int, presses: int, rounds: int = 6) -> dict[str, Any]:
                         extra.close()
                     for key, values in got.items():
                         samples[cond][key] += values
-            live.box.on_draw = live.hub.on_draw
+            live.box.on_draw = snapshots                       # the web on, for the browser
             results["hub_clients_max"] = MAX_CLIENTS
             for cond, s in samples.items():
                 results[f"cpu_{cond}"] = {
                     "loop_median_us": round(statistics.median(s["loop"]), 1),
                     "loop_mean_us": round(statistics.fmean(s["loop"]), 1),
+                    "snapshot_median_us": round(statistics.median(s["snapshot"]), 1),
                     "hub_median_us": round(statistics.median(s["hub"]), 1),
                     "web_mean_us": round(statistics.fmean(s["web"]), 1),
                     "n": len(s["loop"]),
@@ -387,8 +410,9 @@ def main() -> int:
     print(json.dumps(r, indent=2))
     for cond in CONDITIONS:
         c = r[f"cpu_{cond}"]
-        print(f"{cond:>6}: loop {c['loop_median_us']:8.1f} us/decision (median, n={c['n']}), "
-              f"hub thread {c['hub_median_us']:7.1f} us, web process {c['web_mean_us']:8.1f} us")
+        print(f"{cond:>6}: loop {c['loop_median_us']:8.1f} us/decision (median, n={c['n']}; "
+              f"snapshots {c['snapshot_median_us']:6.1f}), hub thread {c['hub_median_us']:7.1f} us, "
+              f"web process {c['web_mean_us']:8.1f} us")
     print(f"50 WebSockets / 0 clients: x{r['ratio_50_to_0']:.4f} (goal < x{GOAL}): "
           f"{'met' if r['met'] else 'MISSED'}")
     return 0
