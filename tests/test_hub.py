@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 
 import pytest
@@ -269,3 +270,34 @@ def test_the_host_token_persists_and_new_host_rotates_it(tmp_path):
     finally:
         box.close()
         factory.reset()
+
+
+def test_the_loop_never_writes_to_a_client_however_many_are_connected(rig, monkeypatch):
+    """The loop's part of a snapshot is the same for 1 client or 32: it builds the view once and
+    wakes the hub thread, which alone writes to the clients (the fan-out is off the loop
+    thread, so a client can only cost the hub, never the buzzers). Here the test thread is the
+    loop (it pumps the box) while the hub's limit of clients reads."""
+    from pi_companion.hub import MAX_CLIENTS
+    box, factory, hub, _ = rig
+    writers = []
+    real_send = Hub._send
+
+    def send(self, client, data):
+        writers.append(threading.current_thread().name)
+        real_send(self, client, data)
+    monkeypatch.setattr(Hub, "_send", send)
+    clients = [HubClient(hub.path) for _ in range(MAX_CLIENTS)]
+    try:
+        for client in clients:
+            client.snapshot()
+        assert wait_for(lambda: len(hub.clients) == MAX_CLIENTS)
+        before = len(writers)
+        press(box, factory, "P2", 1.0)
+        at(box, 1.01)
+        for client in clients:
+            assert client.snapshot(lambda s: s["buzz"] is not None)["buzz"]["winner"] == "Ben"
+        assert len(writers) - before >= MAX_CLIENTS
+        assert set(writers) == {"web-hub"}              # never the loop (this test's) thread
+    finally:
+        for client in clients:
+            client.close()

@@ -156,6 +156,87 @@ def test_oversized_requests_and_floods_are_refused(box, tmp_path):
     run(box, tmp_path, body)
 
 
+def test_the_token_counts_only_in_its_header_compared_in_constant_time(box, tmp_path, monkeypatch):
+    """A token anywhere but `X-Host-Token` (a URL's query, which ends in browser history and
+    server logs; a cookie; an Authorization header) is no token; the header's is compared with
+    hmac.compare_digest (time independent of where a guess goes wrong)."""
+    import hmac
+
+    from pi_companion.web import server
+    compared, real = [], hmac.compare_digest
+
+    def compare_digest(a, b):
+        compared.append((a, b))
+        return real(a, b)
+    monkeypatch.setattr(server.hmac, "compare_digest", compare_digest)
+
+    async def body(client, link):
+        token = box.hub.token
+        cmd = {"cmd": "rename", "player": 0, "name": "Ava"}
+        for url, headers in ((f"/api/command?token={token}", {}), (f"/api/command?t={token}", {}),
+                             ("/api/command", {"Cookie": f"t={token}; token={token}"}),
+                             ("/api/command", {"Authorization": f"Bearer {token}"})):
+            r = await client.post(url, json=cmd, headers=headers)
+            assert r.status == 403, url
+        assert compared and all(given != token.encode() for given, _ in compared)
+        compared.clear()
+        r = await client.post("/api/command", json=cmd, headers={"X-Host-Token": token})
+        assert r.status == 200 and compared == [(token.encode(), token.encode())]
+    run(box, tmp_path, body)
+
+
+def test_a_flood_of_page_requests_is_refused_per_address(box, tmp_path):
+    """20 requests/s per address with a burst of 60: a flood gets 429, not the box's attention."""
+    async def body(client, link):
+        statuses = []
+        while 429 not in statuses and len(statuses) < 2000:
+            statuses.append((await client.get("/api/snapshot")).status)
+        assert statuses[-1] == 429 and set(statuses[:-1]) == {200} and len(statuses) > 60
+    run(box, tmp_path, body)
+
+
+def test_oled_png_mirrors_the_oled(tmp_path):
+    """/oled.png is the frame on the OLED, pixel for pixel (luma's dummy device keeps it)."""
+    import io
+
+    from PIL import Image
+
+    from pi_companion.hw.display import open_device
+    Clock.now = 0.0
+    factory = VirtualFactory(pin_class=VirtualPin)
+    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory,
+              Display(lambda: open_device("dummy")), store=GameLog(tmp_path))
+    hub = Hub(box, tmp_path / "hub.sock", tmp_path)
+    hub.attach()
+    hub.start()
+    box.pump()
+    box.hub = hub
+    try:
+        Clock.now = 1.0
+        factory.pin(load_pinmap()["P2"]).drive_low()
+        box.pump()
+        Clock.now = 1.1
+        box.queue.put(Wake())
+        box.pump()
+        shown = box.display.device.image.convert("1").tobytes()
+
+        async def body(client, link):
+            for _ in range(300):
+                r = await client.get("/oled.png")
+                png = Image.open(io.BytesIO(await r.read()))
+                if png.convert("1").tobytes() == shown:
+                    break
+                await asyncio.sleep(0.01)
+            assert r.status == 200 and r.content_type == "image/png" and png.size == (128, 64)
+            assert png.convert("1").tobytes() == shown
+            assert "Ben" in box.engine.report()["last_buzz"]["winner"]
+        run(box, tmp_path, body)
+    finally:
+        hub.close()
+        box.close()
+        factory.reset()
+
+
 def test_the_history_lists_finished_games_with_per_player_totals(box, tmp_path):
     hist = tmp_path / "history"
     hist.mkdir()

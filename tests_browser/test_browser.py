@@ -1,73 +1,31 @@
 """The pages in a real browser: Debian's chromium, headless, driven by selenium through
 /usr/bin/chromedriver (no browser download), at phone (390x844) and TV (1920x1080) sizes.
-A box on mock pins runs its real loop thread and hub in this process; `pi-companion web` is
-the real second process. Run with `make browser-test`; a missing browser is a failure."""
+The stack is pi_companion.web.live's (shared with `make screenshots` and the benchmark): a box
+on mock pins with its real loop thread, game log and hub in this process, and the real
+`pi-companion web`. Run with `make browser-test`; a missing browser is a failure."""
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
-from gpiozero import Device
-from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from pi_companion.app import Box
-from pi_companion.config import Config
-from pi_companion.hub import Hub
-from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog
 from pi_companion.web import headless
+from pi_companion.web.live import live_box
 
 SIZES = headless.SIZES
 wait = headless.wait
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+PINS = load_pinmap()
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     """A live box (loop thread, hub socket, game log) and the web process serving it."""
     state = tmp_path_factory.mktemp("state")
-    factory = MockFactory(pin_class=MockPWMPin)
-    Device.pin_factory = factory
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False, games={"grab-bag": {"cards": 60}}),
-              factory, Display(None),
-              store=GameLog(state))
-    hub = Hub(box, state / "hub.sock", state)
-    hub.attach()
-    hub.start()
-    box.start()
-    port = free_port()
-    web = subprocess.Popen([sys.executable, "-m", "pi_companion", "web", "--config", os.devnull,
-                            "--state-dir", str(state), "--socket", str(state / "hub.sock"),
-                            "--bind", "127.0.0.1", "--port", str(port)], stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(base + "/api/snapshot", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.05)
-    else:
-        web.kill()
-        pytest.fail(f"pi-companion web did not start: {web.stderr.read()}")
-    yield box, hub, factory, base, state
-    web.terminate()
-    web.wait(timeout=10)
-    box.close()
-    hub.close()
-    factory.reset()
+    with live_box(state, "grab-bag", {"cards": 60}) as live:
+        yield live.box, live.hub, live.factory, live.base, state
 
 
 @pytest.fixture(scope="module", params=list(SIZES), ids=list(SIZES))
@@ -84,7 +42,7 @@ def live_seq(base):
 
 
 def tap(factory, button, hold=0.06):
-    pin = factory.pin(load_pinmap()[button])
+    pin = factory.pin(PINS[button])
     pin.drive_low()
     time.sleep(hold)
     pin.drive_high()
@@ -112,7 +70,7 @@ def test_the_scoreboard_shows_a_buzz_within_200_ms(stack, browser):
         name = box.engine.players[seeker]
         wait(browser, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) == live_seq(base))
         browser.execute_script(WATCH, box.engine.report()["last_buzz"])
-        pin = factory.pin(load_pinmap()[f"P{seeker + 1}"])
+        pin = factory.pin(PINS[f"P{seeker + 1}"])
         pressed = time.time()
         pin.drive_low()
         seen = wait(browser, lambda d: d.execute_script("return window.__buzzSeen"))
@@ -169,22 +127,67 @@ def test_without_the_token_the_host_page_is_read_only(stack, browser):
     assert box.engine.report() == before
 
 
+def names_on_the_host_page(driver):
+    return [e.get_attribute("value") for e in driver.find_elements("css selector", "#names input")]
+
+
+def test_the_host_page_shows_the_names_when_its_script_loads_after_the_first_snapshot(stack, browser):
+    """host.js and board.js load in parallel, and the WebSocket's first snapshot can be drawn
+    before host.js runs. Here host.js is held back (chromium's blocked URLs) until the page has
+    drawn that snapshot, then loaded: the name fields must appear with no further change on the
+    box (they were once missing until the next change: the host could not rename anyone)."""
+    box, hub, factory, base, _ = stack
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*host.js*"]})
+    try:
+        browser.get("about:blank")                 # from /host, /host#t=... would load nothing
+        browser.get(f"{base}/host#t={hub.token}")
+        wait(browser, lambda d: d.find_element("tag name", "body").get_attribute("data-seq") == str(live_seq(base)))
+        assert names_on_the_host_page(browser) == []                # host.js has not run yet
+    finally:
+        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    seq = browser.find_element("tag name", "body").get_attribute("data-seq")
+    browser.execute_script("const s = document.createElement('script'); s.src = '/static/host.js';"
+                           "document.head.append(s);")
+    wait(browser, lambda d: names_on_the_host_page(d) == list(box.engine.players))
+    assert browser.find_element("tag name", "body").get_attribute("data-seq") == seq   # no new snapshot
+    assert browser.execute_script("return sessionStorage.getItem('hostToken')") == hub.token
+
+
+def test_a_new_host_qr_scanned_into_an_open_host_page_takes_the_new_token(stack, browser):
+    """The same tab, already on /host: the new QR's address differs only in its fragment, so
+    the browser loads nothing; the page must still take the new token (and hide it again)."""
+    box, hub, factory, base, _ = stack
+    browser.get(f"{base}/host#t={hub.token}")
+    wait(browser, lambda d: d.find_element("id", "status").text == "live")
+    old = hub.token
+    hub.rotate_token()
+    assert hub.token != old
+    browser.execute_script("window.__samePage = true")
+    browser.get(f"{base}/host#t={hub.token}")
+    wait(browser, lambda d: d.execute_script("return sessionStorage.getItem('hostToken')") == hub.token)
+    assert browser.execute_script("return window.__samePage") is True        # no reload happened
+    assert browser.execute_script("return location.hash") == ""
+    wait(browser, lambda d: names_on_the_host_page(d) == list(box.engine.players))
+    from selenium.webdriver.common.keys import Keys
+    first = box.engine.players[0]
+    for name in (first + "x", first):                  # the new token renames; the old could not
+        field = browser.find_elements("css selector", "#names input")[0]
+        field.clear()
+        field.send_keys(name, Keys.TAB)
+        wait(browser, lambda d: d.find_element("id", "result").text == "\u2713 done")
+        wait(browser, lambda d: box.engine.players[0] == name)
+
+
 def test_the_wind_dial_counts_quarters_to_the_target(tmp_path):
     """All Wound Up on mock pins: P1 opens a check, the encoder sets 3 turns, nine hall steps
-    wind 2 1/4; the dial's needle is at 1/4, its ring part full, and the words say the rest."""
-    from pi_companion import webshots
-    with webshots.live_box("all-wound-up", tmp_path) as (box, hub, factory, base), \
-            headless.chromium(*SIZES["tv"]) as driver:
-        driver.get(base + "/")
+    wind 2 1/4; the dial's needle is at 1/4, its ring part full, and the words say the rest.
+    The host page shows the same dial, and its name fields, during the check."""
+    from pi_companion.webshots import wind_part_way
+    with live_box(tmp_path, "all-wound-up") as live, headless.chromium(*SIZES["tv"]) as driver:
+        driver.get(live.base + "/")
         wait(driver, lambda d: d.find_element("id", "status").text == "live")
-        webshots._tap(factory, "P1")
-        webshots._until(lambda: box.engine.report()["check"] is not None)
-        webshots._quadrature(webshots._pin(factory, "ENC_A"), webshots._pin(factory, "ENC_B"),
-                             [(0, 1), (0, 0), (1, 0), (1, 1)] * 2, 0.03)
-        webshots._until(lambda: box.engine.report()["check"]["target"] == 3)
-        webshots._quadrature(webshots._pin(factory, "HALL_A"), webshots._pin(factory, "HALL_B"),
-                             [(1, 0), (1, 1), (0, 1), (0, 0)] * 2 + [(1, 0)], 0.05)
-        webshots._until(lambda: box.engine.report()["check"]["steps"] == 9)
+        wind_part_way(live)
         wait(driver, lambda d: d.find_element("css selector", "#wind .count .big").text
              == "Ada: 2\u00bc of 3 turns")
         assert driver.find_element("css selector", "#wind .count .left").text == "\u00be to go"
@@ -194,3 +197,6 @@ def test_the_wind_dial_counts_quarters_to_the_target(tmp_path):
         assert [t.text for t in driver.find_elements("css selector", "#wind .ticks text")] == \
             ["0", "\u00bc", "\u00bd", "\u00be"]
         assert dial.size["width"] >= 400                           # big at TV size
+        driver.get(f"{live.base}/host#t={live.hub.token}")
+        wait(driver, lambda d: names_on_the_host_page(d) == list(live.box.engine.players))
+        assert driver.find_element("css selector", "#wind .count .big").text == "Ada: 2\u00bc of 3 turns"

@@ -57,6 +57,13 @@
       left > 0 ? quarters(left) + " to go" : left < 0 ? quarters(-left) + " too many" : "on target \u2713");
   }
 
+  // Another script on the page (host.js) may load after the first snapshot has arrived: it
+  // finds that snapshot in window.latestSnapshot, and later ones through window.onSnapshot.
+  function show(s) {
+    window.latestSnapshot = s;
+    try { render(s); } finally { if (window.onSnapshot) window.onSnapshot(s); }
+  }
+
   function render(s) {
     document.body.dataset.seq = String(s.seq);
     document.body.dataset.game = s.game;
@@ -101,13 +108,12 @@
     const winners = $("#winners");
     winners.hidden = !(s.over && s.winners.length);
     text(winners.querySelector("p"), s.winners.join(", "));
-    if (window.onSnapshot) window.onSnapshot(s);
   }
 
   function connect() {
     const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
     ws.onopen = () => { delay = 250; text($("#status"), "live"); };
-    ws.onmessage = (ev) => { try { render(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
+    ws.onmessage = (ev) => { try { show(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
     ws.onclose = () => {
       text($("#status"), "reconnecting\u2026");
       setTimeout(connect, delay);

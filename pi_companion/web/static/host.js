@@ -3,13 +3,19 @@
 "use strict";
 (function () {
   const $ = (sel) => document.querySelector(sel);
-  const m = location.hash.match(/[#&]t=([A-Za-z0-9_-]+)/);
-  if (m) {
-    sessionStorage.setItem("hostToken", m[1]);
-    history.replaceState(null, "", location.pathname);
-  }
   const token = () => sessionStorage.getItem("hostToken") || "";
-  $("#hoststate").textContent = token() ? "host remote" : "read only: scan the host QR on the box";
+  // Also when the page is open already: a new host QR scanned into the same tab changes only
+  // the fragment, which reloads nothing.
+  function takeToken() {
+    const m = location.hash.match(/[#&]t=([A-Za-z0-9_-]+)/);
+    if (m) {
+      sessionStorage.setItem("hostToken", m[1]);
+      history.replaceState(null, "", location.pathname);
+    }
+    $("#hoststate").textContent = token() ? "host remote" : "read only: scan the host QR on the box";
+  }
+  takeToken();
+  window.addEventListener("hashchange", takeToken);
 
   async function send(cmd) {
     const result = $("#result");
@@ -47,6 +53,9 @@
     const game = $("#game");
     if (game.dataset.touched !== "1") game.value = s.game;
   };
+  // board.js may have drawn the first snapshot before this script ran (the two load in
+  // parallel; the WebSocket can win): show the names from it now, not at the next change.
+  if (window.latestSnapshot) window.onSnapshot(window.latestSnapshot);
   $("#names").addEventListener("submit", (ev) => ev.preventDefault());
   $("#game").addEventListener("change", () => { $("#game").dataset.touched = "1"; });
   $("#switch").addEventListener("submit", (ev) => {

@@ -1,0 +1,169 @@
+"""A live box and its big screen, for the tools that look at the pages: `make screenshots`
+(pi_companion.webshots), `make browser-test` (tests_browser/) and the web benchmark.
+
+A box on gpiozero's mock pins runs its real loop thread, game log and hub in this process;
+`pi-companion web` is the real second process, reached over loopback. The game is played by
+driving the mock pins with real time, as a family would press the buttons. One set-up for all
+three, so that they see the same stack."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PLAYERS = ("Ada", "Ben", "Cy")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "the box did not get there") -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise RuntimeError(what)
+        time.sleep(0.005)
+
+
+@dataclass
+class Live:
+    """What `live_box` runs: the box, its hub, the mock pins and the web process's address."""
+    box: Any
+    hub: Any
+    factory: Any
+    base: str
+    state: Path
+    web: subprocess.Popen[bytes] | None
+
+    def pin(self, name: str) -> Any:
+        from ..hw.pinmap import load_pinmap
+        return self.factory.pin(load_pinmap()[name])
+
+    def tap(self, name: str, hold: float = 0.06) -> None:
+        pin = self.pin(name)
+        pin.drive_low()
+        time.sleep(hold)
+        pin.drive_high()
+        time.sleep(0.05)
+
+    def until(self, predicate: Callable[[], Any], timeout: float = 5.0) -> None:
+        until(predicate, timeout)
+
+    def buzz(self, order: list[str], gap_s: float = 0.004) -> None:
+        """Presses in `order`, `gap_s` apart, inside the settle window: one decided buzz."""
+        pins = [self.pin(name) for name in order]
+        for pin in pins:
+            pin.drive_low()
+            time.sleep(gap_s)
+        self.until(lambda: self.box.engine.report()["last_buzz"] is not None and self.box.engine.table.judging)
+        time.sleep(0.08)
+        for pin in pins:
+            pin.drive_high()
+        time.sleep(0.05)
+
+    def quadrature(self, a: str, b: str, states: list[tuple[int, int]], pause: float) -> None:
+        pin_a, pin_b = self.pin(a), self.pin(b)
+        for level_a, level_b in states:
+            (pin_a.drive_high if level_a else pin_a.drive_low)()
+            (pin_b.drive_high if level_b else pin_b.drive_low)()
+            time.sleep(pause)
+
+    def seq(self) -> int:
+        """The number of the latest snapshot the web process serves."""
+        with urllib.request.urlopen(self.base + "/api/snapshot", timeout=2) as r:
+            return int(json.load(r)["seq"])
+
+    def new_game(self) -> None:
+        """The host's "new game" (a finished game starts over)."""
+        from ..core.events import HostCommand
+        self.box.put_host_command(HostCommand(0.0, "new"))
+        self.until(lambda: not self.box.engine.rules.is_over(self.box.engine.game))
+
+
+def start_web(state: Path, hub_path: Path, log: Any = subprocess.DEVNULL) -> tuple[subprocess.Popen[bytes], str]:
+    """The real `pi-companion web` on a free loopback port, once it serves a snapshot."""
+    port = free_port()
+    web = subprocess.Popen([sys.executable, "-m", "pi_companion", "web", "--config", os.devnull,
+                            "--state-dir", str(state), "--socket", str(hub_path),
+                            "--bind", "127.0.0.1", "--port", str(port)], stderr=log)
+    base = f"http://127.0.0.1:{port}"
+    end = time.monotonic() + 15
+    while True:
+        try:
+            urllib.request.urlopen(base + "/api/snapshot", timeout=1).close()
+            return web, base
+        except OSError:
+            if web.poll() is not None or time.monotonic() > end:
+                web.kill()
+                web.wait()
+                raise RuntimeError("pi-companion web did not start" + _tail(log)) from None
+            time.sleep(0.05)
+
+
+def _tail(log: Any) -> str:
+    if not hasattr(log, "seek"):
+        return ""
+    log.seek(0)
+    text = log.read().decode(errors="replace").strip()
+    return f": {text[-500:]}" if text else ""
+
+
+@contextmanager
+def live_box(state: Path, game: str = "grab-bag", options: dict[str, Any] | None = None, *,
+             players: tuple[str, ...] = PLAYERS, config: Any = None, display: Any = None,
+             prepare: Callable[[Any], None] | None = None, web: bool = True) -> Iterator[Live]:
+    """A running box (loop thread, game log in `state`, hub socket) and, with `web`, its
+    `pi-companion web`. `config` replaces the one made of game, options and players;
+    `display` defaults to luma's dummy device (the daemon's on a PC); `prepare(box)` runs just
+    before the loop thread starts."""
+    from gpiozero import Device
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    from ..app import Box
+    from ..config import Config
+    from ..hub import Hub
+    from ..hw.display import Display, open_device
+    from ..store import GameLog
+    factory = MockFactory(pin_class=MockPWMPin)
+    Device.pin_factory = factory
+    if config is None:
+        config = Config(players=players, game=game, seed=1, sound=False, games={game: options or {}})
+    box = Box(config, factory, display or Display(lambda: open_device("dummy")), store=GameLog(state))
+    hub = Hub(box, state / "hub.sock", state)
+    proc = None
+    with tempfile.TemporaryFile() as log:
+        try:
+            hub.attach()
+            hub.start()
+            if prepare is not None:
+                prepare(box)
+            box.start()
+            base = ""
+            if web:
+                proc, base = start_web(state, hub.path, log)
+            yield Live(box, hub, factory, base, state, proc)
+        finally:
+            if proc is not None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            box.close()
+            hub.close()
+            factory.reset()
