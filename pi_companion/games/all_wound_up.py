@@ -199,14 +199,14 @@ class AllWoundUpGame(Game):
     def step(self, state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
         if state.winner is not None:
             return state, NO_EFFECTS
-        if state.claim is not None and not isinstance(action, (HallStep, Tick, PuckReset, Undone)):
+        if isinstance(action, HallStep):          # the most frequent action by far; a claim lets it by
+            return _hall(state, action)
+        if state.claim is not None and not isinstance(action, (Tick, PuckReset, Undone)):
             return _claim_step(state, action)
         if isinstance(action, PlayerHold):
             return _claim(state, action.player), NO_EFFECTS
         if isinstance(action, Buzz):
             return _open_check(state, action.player) if state.check is None else (state, NO_EFFECTS)
-        if isinstance(action, HallStep):
-            return _hall(state, action)
         if isinstance(action, Tick):
             return _settled(state, action.t)
         if isinstance(action, PuckReset):
@@ -304,6 +304,8 @@ def _crossing_sounds(state: AllWoundUp, before: int, after: int, target: int) ->
     the same points as the live screen's "on target" and "TOO MANY" (the tolerance is for the
     verdict only)."""
     goal = STEPS_PER_TURN * target
+    if not before <= goal <= after:           # most steps cross nothing
+        return NO_EFFECTS
     sounds: list[Sound] = []
     if before < goal <= after:
         sounds.append(Sound("target"))
