@@ -1,4 +1,4 @@
-"""Figure 7, resume: building the Box from a 100 000-, a 400 000- and a 1 000 000-record game log,
+"""Figure 7, resume: building the Box from a 100 000-, a 600 000- and a 1 000 000-record game log,
 as after a power cut; time (CPU and wall) and peak memory.
 
 The logs are a scripted 4-player All Wound Up evening on virtual time (wind checks: a press,
@@ -8,8 +8,8 @@ fresh interpreter (`python resume.py --child DIR`): the time to construct a Box 
 the log (read, check, parse and fold every record while reading, set up pins) - the process's
 CPU time, which the machine's other load barely moves, and the wall-clock time - its peak RSS
 (VmHWM) against the same interpreter constructing a Box over an empty state directory, and
-the resumed report must equal the writer's. The longest real evening we estimate writes about
-40 000 records (docs/performance.md): 400 000 is ten times that, 1 000 000 twenty-five times.
+the resumed report must equal the writer's. The longest log a real evening writes is about
+60 000 records by our estimate (docs/performance.md): 600 000 is ten times that.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from pi_companion.core.records import advance_record, to_record  # noqa: E402
 from pi_companion.games import registry  # noqa: E402
 from pi_companion.store import GameLog, encode  # noqa: E402
 
-SIZES = (100_000, 400_000, 1_000_000)
+SIZES = (100_000, 600_000, 1_000_000)
 RUNS = 3
 CONFIG = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False)
 FORWARD = (("A", 1), ("B", 1), ("A", 0), ("B", 0))   # quadrature, one step per edge
