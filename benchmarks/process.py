@@ -7,7 +7,11 @@ an absent config file (defaults) and a fresh state directory, under a NOTIFY_SOC
   interpreter spawned to import gpiozero, luma.oled and pyserial and write one byte. First our
   package is byte-compiled (`python -m compileall`, as `make install` does), then one warm-up
   run each, then RUNS interleaved triples (floor, our imports, daemon); medians reported. The
-  third spawn (our daemon's modules imported, nothing run) shows where the gap is.
+  third spawn (our daemon's modules imported, nothing run) shows where the gap is. Beside the
+  wall-clock time, the CPU time of the process's main thread (the one that runs to READY=1 or
+  to the byte; /proc/PID/task/PID/schedstat, read as the datagram or the byte arrives): on a
+  shared machine a run's wall-clock ratio moves between 1.1 and 2.1 with the neighbours' load,
+  its CPU ratio by a few hundredths, so the verdict rests on the CPU ratio.
 - Memory: VmHWM (peak RSS) from /proc/PID/status, of the daemon at READY and after the idle
   window, against the floor process's VmHWM once it has imported the three libraries.
 - Idle: CPU time of every thread of the running daemon (per-task schedstat, ns) over IDLE_S,
@@ -32,11 +36,16 @@ from harness import median
 RUNS = 15
 IDLE_S = 25.0
 WATCHDOG_USEC = 10_000_000          # systemd/pi-companion.service: WatchdogSec=10
-FLOOR_CODE = "import gpiozero, luma.oled.device, serial, os; os.write(1, b'x')"
-FLOOR_HOLD_CODE = ("import gpiozero, luma.oled.device, serial, os, sys; os.write(1, b'x'); "
-                   "sys.stdin.read()")
+# Each writes a byte, then waits for its stdin to close (so that its CPU time can be read).
+FLOOR_CODE = "import gpiozero, luma.oled.device, serial, os, sys; os.write(1, b'x'); sys.stdin.read()"
 # Not a baseline but the split of the gap: our own modules imported, nothing run.
-OURS_CODE = "import pi_companion.cli, pi_companion.app, pi_companion.daemon, os; os.write(1, b'x')"
+OURS_CODE = ("import pi_companion.cli, pi_companion.app, pi_companion.daemon, os, sys; os.write(1, b'x'); "
+             "sys.stdin.read()")
+
+
+def main_thread_cpu_s(pid: int) -> float:
+    """CPU time so far of process `pid`'s main thread (ns in schedstat)."""
+    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 def daemon_command(tmp: Path) -> list[str]:
@@ -64,6 +73,7 @@ class Daemon:
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(daemon_command(tmp), env=env, stdout=subprocess.DEVNULL,
                                      stderr=self.stderr)
+        self.ready_cpu = 0.0              # the main thread's CPU time when READY=1 came
         self.ready_after = self._wait_ready()
 
     def _wait_ready(self) -> float:
@@ -73,7 +83,9 @@ class Daemon:
             except TimeoutError:
                 raise RuntimeError(f"no READY=1 within 30 s; stderr: {self.log()}") from None
             if "READY=1" in message.split("\n"):
-                return time.perf_counter() - self.started
+                after = time.perf_counter() - self.started
+                self.ready_cpu = main_thread_cpu_s(self.proc.pid)
+                return after
 
     def log(self) -> str:
         return (self.tmp / "stderr.log").read_text(errors="replace")[-2000:]
@@ -116,18 +128,22 @@ class Daemon:
         return code
 
 
-def floor_once(code: str = FLOOR_CODE) -> float:
+def floor_once(code: str = FLOOR_CODE) -> tuple[float, float]:
+    """(wall-clock time to the byte, the main thread's CPU time then)."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
-    assert proc.stdout is not None
-    if proc.stdout.read(1) != b"x":
-        raise RuntimeError("the import floor failed")
-    elapsed = time.perf_counter() - start
-    proc.wait()
-    return elapsed
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        if proc.stdout.read(1) != b"x":
+            raise RuntimeError("the import floor failed")
+        elapsed = time.perf_counter() - start
+        return elapsed, main_thread_cpu_s(proc.pid)
+    finally:
+        proc.stdin.close()
+        proc.wait()
 
 
-def daemon_once(base: Path, i: int) -> tuple[float, int]:
+def daemon_once(base: Path, i: int) -> tuple[float, float, int]:
     tmp = base / f"run{i}"
     tmp.mkdir()
     d = Daemon(tmp)
@@ -135,12 +151,12 @@ def daemon_once(base: Path, i: int) -> tuple[float, int]:
     code = d.stop()
     if code != 0:
         raise RuntimeError(f"daemon exited {code}: {d.log()}")
-    return d.ready_after, hwm
+    return d.ready_after, d.ready_cpu, hwm
 
 
 def floor_rss_kb() -> int:
     """VmHWM of a process that imported gpiozero, luma.oled and pyserial (and holds)."""
-    proc = subprocess.Popen([sys.executable, "-c", FLOOR_HOLD_CODE], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", FLOOR_CODE], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdin is not None
     try:
@@ -166,17 +182,27 @@ def startup(base: Path) -> dict[str, Any]:
     floor_once()
     daemon_once(base, 0)
     floors, readies, hwms, imports = [], [], [], []
+    floor_cpus, ready_cpus, import_cpus = [], [], []
     for i in range(1, RUNS + 1):
-        floors.append(floor_once())
-        imports.append(floor_once(OURS_CODE))
-        ready, hwm = daemon_once(base, i)
+        wall, cpu = floor_once()
+        floors.append(wall)
+        floor_cpus.append(cpu)
+        wall, cpu = floor_once(OURS_CODE)
+        imports.append(wall)
+        import_cpus.append(cpu)
+        ready, cpu, hwm = daemon_once(base, i)
         readies.append(ready)
+        ready_cpus.append(cpu)
         hwms.append(hwm)
     return {"runs": RUNS, "ready_s": median(readies), "ready_min_s": min(readies),
             "floor_s": median(floors), "floor_min_s": min(floors),
             "ratio": median(readies) / median(floors), "peak_rss_kb": max(hwms),
             "our_imports_s": median(imports), "floor_rss_kb": floor_rss_kb(),
-            "ratios_each_run": [r / f for r, f in zip(readies, floors)]}
+            "ratios_each_run": [r / f for r, f in zip(readies, floors)],
+            "ready_cpu_s": median(ready_cpus), "floor_cpu_s": median(floor_cpus),
+            "our_imports_cpu_s": median(import_cpus),
+            "cpu_ratio": median(ready_cpus) / median(floor_cpus),
+            "cpu_ratios_each_run": [r / f for r, f in zip(ready_cpus, floor_cpus)]}
 
 
 def idle(base: Path) -> dict[str, Any]:

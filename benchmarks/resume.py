@@ -1,14 +1,15 @@
-"""Figure 7, resume: building the Box from a 100 000- and a 1 000 000-record game log, as after a
-power cut; time and peak memory.
+"""Figure 7, resume: building the Box from a 100 000-, a 600 000- and a 1 000 000-record game log,
+as after a power cut; time (CPU and wall) and peak memory.
 
 The logs are a scripted 4-player All Wound Up evening on virtual time (wind checks: a press,
 dial edges, hall edges with a little rocking back, the settle wake-up), folded through the
 engine and written as v2 lines, so the writing engine's report is known. Each resume runs in a
 fresh interpreter (`python resume.py --child DIR`): the time to construct a Box that resumes
-the log (read, check, parse and fold every record while reading, set up pins), its peak RSS
+the log (read, check, parse and fold every record while reading, set up pins) - the process's
+CPU time, which the machine's other load barely moves, and the wall-clock time - its peak RSS
 (VmHWM) against the same interpreter constructing a Box over an empty state directory, and
-the resumed report must equal the writer's. A real evening writes far fewer records (see
-docs/performance.md): 1 000 000 is 20x the longest we estimate.
+the resumed report must equal the writer's. The longest log a real evening writes is about
+60 000 records by our estimate (docs/performance.md): 600 000 is ten times that.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from pi_companion.core.records import advance_record, to_record  # noqa: E402
 from pi_companion.games import registry  # noqa: E402
 from pi_companion.store import GameLog, encode  # noqa: E402
 
-SIZES = (100_000, 1_000_000)
+SIZES = (100_000, 600_000, 1_000_000)
 RUNS = 3
 CONFIG = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False)
 FORWARD = (("A", 1), ("B", 1), ("A", 0), ("B", 0))   # quadrature, one step per edge
@@ -108,12 +109,12 @@ def child(state: str) -> None:
     from pi_companion.store import GameLog
     from gpiozero.pins.mock import MockFactory, MockPWMPin
     factory = MockFactory(pin_class=MockPWMPin)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     box = make_box(CONFIG, factory, Display(None), store=GameLog(state))
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     hwm = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                if line.startswith("VmHWM:"))
-    out = {"seconds": elapsed, "records": box.resumed_records, "resumed": box.resumed,
+    out = {"seconds": elapsed, "cpu_s": cpu, "records": box.resumed_records, "resumed": box.resumed,
            "peak_rss_kb": hwm, "report": report_hash(box.engine.report())}
     box.close()
     print(json.dumps(out))
@@ -131,20 +132,22 @@ def run(sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
         empty = Path(base) / "empty"
         fresh = [spawn(empty / str(i)) for i in range(RUNS)]
         result["fresh_start_s"] = median([f["seconds"] for f in fresh])
+        result["fresh_start_cpu_s"] = median([f["cpu_s"] for f in fresh])
         result["fresh_peak_rss_kb"] = median([f["peak_rss_kb"] for f in fresh])
         for size in sizes:
             state = Path(base) / f"log-{size}"
             state.mkdir()
             written = write_log(state / "current.log", size)
             runs = [spawn(state) for _ in range(RUNS if size <= 100_000 else 1)]
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             reader = GameLog(state).read()
             assert reader is not None
             with reader:
                 read = sum(1 for _ in reader.records())
-            read_s = time.perf_counter() - start
+            read_s, read_cpu_s = time.perf_counter() - start, time.process_time() - cpu
             result[str(size)] = {
                 "records": runs[0]["records"], "resume_s": median([r["seconds"] for r in runs]),
+                "resume_cpu_s": median([r["cpu_s"] for r in runs]), "read_only_cpu_s": read_cpu_s,
                 "peak_rss_kb": max(r["peak_rss_kb"] for r in runs),
                 "rss_over_fresh_mb": (max(r["peak_rss_kb"] for r in runs) - result["fresh_peak_rss_kb"]) / 1024,
                 "log_mb": (state / "current.log").stat().st_size / 2**20,

@@ -124,10 +124,15 @@ def rows(r: dict[str, Any]) -> list[Row]:
                     f"{i['daemon_wakeups_per_s']:.2f} wake-ups/s",
                     f"sleep: {i['sleep_pct_core']:.4f} %", "<= 0.03 %", verdict(i["daemon_pct_core"] <= 0.03),
                     zero(i["daemon_pct_core"] * k, "%", i["daemon_pct_core"] * k <= 0.3, "{:.3f}")))
-        out.append(("5 start-up to READY=1", f"{s_['ready_s']:.3f} s (median of {s_['runs']})",
-                    f"importing the 3 libraries {s_['floor_s']:.3f} s; x{s_['ratio']:.2f}", "<= 1.5x",
-                    verdict(s_["ratio"] <= 1.5), zero(s_["ready_s"] * k, "s", True)))
-        out.append(("  our modules imported", f"{s_['our_imports_s']:.3f} s", "(where the gap is)", "", "", ""))
+        # The verdict rests on the main thread's CPU time (load barely moves it); wall beside it.
+        cpu_runs = s_["cpu_ratios_each_run"]
+        out.append(("5 start-up to READY=1", f"{s_['ready_cpu_s']:.3f} s CPU; wall {s_['ready_s']:.3f} s "
+                    f"(medians of {s_['runs']})",
+                    f"importing the 3 libraries {s_['floor_cpu_s']:.3f} s CPU, x{s_['cpu_ratio']:.2f} "
+                    f"(runs x{min(cpu_runs):.2f}-{max(cpu_runs):.2f}); wall {s_['floor_s']:.3f} s, x{s_['ratio']:.2f}",
+                    "<= 1.5x", verdict(s_["cpu_ratio"] <= 1.5), zero(s_["ready_cpu_s"] * k, "s", True)))
+        out.append(("  our modules imported", f"{s_['our_imports_cpu_s']:.3f} s CPU; wall {s_['our_imports_s']:.3f} s",
+                    "(where the gap is)", "", "", ""))
         rss = s_["peak_rss_kb"] / 1024
         floor_rss = s_["floor_rss_kb"] / 1024
         out.append(("  RSS at READY (VmHWM)", f"{rss:.1f} MB; after idle {i['peak_rss_kb_after_idle'] / 1024:.1f} MB",
@@ -153,17 +158,21 @@ def rows(r: dict[str, Any]) -> list[Row]:
                         verdict(u["share"] <= 0.25), ""))
     if "resume" in r:
         z = r["resume"]
-        for size, goal in (("100000", 1.0), ("1000000", None)):
+        for size, goal in (("100000", 1.0), ("600000", None), ("1000000", None)):
             if size in z:
                 x = z[size]
-                out.append((f"7 resume {int(size):,} records",
-                            f"{x['resume_s']:.2f} s, RSS +{x['rss_over_fresh_mb']:.1f} MB",
-                            f"read+check only {x['read_only_s']:.2f} s; fresh start "
-                            f"{z['fresh_start_s']:.3f} s, {z['fresh_peak_rss_kb'] / 1024:.1f} MB",
+                # The verdict rests on CPU time (the machine's other load barely moves it); the
+                # wall-clock time is shown beside it.
+                cpu = x["resume_cpu_s"]
+                label = f"7 resume {int(size):,} records" + (" (10x an evening)" if size == "600000" else "")
+                out.append((label,
+                            f"{cpu:.2f} s CPU ({x['resume_s']:.2f} s wall), RSS +{x['rss_over_fresh_mb']:.1f} MB",
+                            f"read+check only {x['read_only_cpu_s']:.2f} s CPU; fresh start "
+                            f"{z['fresh_start_cpu_s']:.3f} s CPU, {z['fresh_peak_rss_kb'] / 1024:.1f} MB",
                             f"< {goal:g} s, +10 MB" if goal else "+10 MB",
-                            verdict((goal is None or x["resume_s"] < goal) and x["rss_over_fresh_mb"] <= 10
+                            verdict((goal is None or cpu < goal) and x["rss_over_fresh_mb"] <= 10
                                     and x["same_game"]),
-                            zero(x["resume_s"] * k, "s", True)))
+                            zero(cpu * k, "s", True)))
     if "durability" in r:
         d = r["durability"]
         dec, base = d["decision"], d["decision_per_record"]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -369,4 +368,5 @@ def load_config_arg(path: str) -> Config:
 
 
 def template_text() -> str:
+    from importlib import resources          # only here: its imports would slow every start
     return resources.files(__package__).joinpath("data/config-template.toml").read_text()

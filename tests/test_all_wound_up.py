@@ -813,3 +813,30 @@ def test_the_gate_ends_the_game_with_a_winner_screen(text_boxes):
     assert play(hold + tap("YES", 5.0) + tap("P1", 6.0) + wind(4, 6.5))["attempts"] == []
     assert play(hold + tap("NO", 5.0))["claim"] is None
     assert play(hold + tap("YES", 5.0) + long_press("NO", 6.0))["over"] is False
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.one_of(st.integers(0, 3), st.just("reopen")), max_size=60), chunk=st.integers(1, 5))
+def test_the_attempts_behave_as_a_tuple_of_them(ops, chunk):
+    # Guard for `Attempts` (the closed checks, kept without copying on each close): whatever
+    # closes and reopens happen, every version reads, compares and hashes as the tuple would.
+    from pi_companion.games.all_wound_up import EMPTY, Attempt, Attempts
+    old, Attempts.CHUNK = Attempts.CHUNK, chunk
+    try:
+        ref: tuple[Attempt, ...] = ()
+        seq, versions = EMPTY, []
+        for i, op in enumerate(ops):
+            if op == "reopen":
+                if ref:
+                    ref, seq = ref[:-1], seq[:-1]
+            else:
+                attempt = Attempt(op, 1, i, "exact", last_edge=i / 7)
+                ref, seq = ref + (attempt,), seq + (attempt,)
+            assert tuple(seq) == ref and seq == ref and len(seq) == len(ref) and bool(seq) == bool(ref)
+            assert hash(seq) == hash(ref) and seq == Attempts(ref) and (not ref or seq[-1] == ref[-1])
+            versions.append((ref, seq))
+        for r1, s1 in versions:
+            for r2, s2 in versions[-3:]:
+                assert (s1 == s2) == (r1 == r2)
+    finally:
+        Attempts.CHUNK = old

@@ -142,3 +142,29 @@ def test_idle_without_a_display_once_its_retry_is_due(tmp_path):
     finally:
         proc.kill()
         sock.close()
+
+
+def test_the_daemon_imports_only_the_game_it_plays(tmp_path):
+    # Start-up time to READY=1 is mostly imports: the help text's list of games (built whether
+    # or not help was asked for) imported all five game modules on every start.
+    modules = tmp_path / "modules"
+    code = ("import atexit, runpy, sys; atexit.register(lambda: open(sys.argv[0], 'w').write(' '.join("
+            "sorted(m for m in sys.modules if m.startswith('pi_companion.games.'))))); "
+            "runpy.run_module('pi_companion', run_name='__main__')")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(tmp_path / "n.sock"))
+    sock.settimeout(15)
+    proc = subprocess.Popen([sys.executable, "-c", code, "run", "--pins", "mock", "--display", "dummy",
+                             "--config", os.devnull, "--state-dir", str(tmp_path / "state")],
+                            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "n.sock")},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        assert "READY=1" in receive_until(sock, "READY=1")
+        time.sleep(0.5)                                   # the first frame is drawn after READY
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        sock.close()
+    assert (tmp_path / "-c").read_text().split() == [          # the default game: Grab Bag
+        "pi_companion.games.base", "pi_companion.games.grab_bag", "pi_companion.games.registry"]

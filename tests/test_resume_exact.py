@@ -51,7 +51,10 @@ def canon(v: Any) -> Any:
 
 
 def state(engine: Engine) -> Any:
-    return canon({k: v for k, v in vars(engine).items() if k not in ("rules", "_effects")})
+    # `_bouncing` is a hint, not state: the live loop's extra `next_deadline` calls clear it
+    # sooner than a fold does. It may only be False when no contact settle is due.
+    assert engine._bouncing or all(d.settle_due is None for d in engine.buttons.values())
+    return canon({k: v for k, v in vars(engine).items() if k not in ("rules", "_effects", "_bouncing")})
 
 
 def fold(store: GameLog) -> Engine:

@@ -83,6 +83,7 @@ class Engine:
         self.unheard: set[str] = set()    # read pressed, waited for, no edge came: not waited for
                                           # again until an edge of theirs arrives
         self._spent_tick: float | None = None             # the game timer that last fired
+        self._bouncing = False        # a button may have a contact settle due: scan them for timers
         self._effects: list[Effect] = []
 
     # ---- driving ----
@@ -166,12 +167,16 @@ class Engine:
     def _next_timer(self) -> tuple[float, int, str] | None:
         """The timer to fire first: the earliest due time, then the lowest kind (0 a button's
         debounce settle, 1 a long press, 2 the settle window, 3 the game's timer), then the
-        first in button order. One scan, nothing allocated per timer: it runs on every input."""
+        first in button order. One scan, nothing allocated per timer: it runs on every input.
+        The buttons are scanned only after an edge (only an edge starts a contact settle), until
+        a scan finds none due: a hall spin or a dial turn never looks at them."""
         best: tuple[float, int, str] | None = None
-        for name, deb in self.buttons.items():
-            at = deb.settle_due
-            if at is not None and (best is None or at < best[0]):
-                best = (at, 0, name)
+        if self._bouncing:
+            for name, deb in self.buttons.items():
+                at = deb.settle_due
+                if at is not None and (best is None or at < best[0]):
+                    best = (at, 0, name)
+            self._bouncing = best is not None
         for name, at in self.holds.items():
             if best is None or at < best[0]:
                 best = (at, 1, name)
@@ -214,6 +219,7 @@ class Engine:
     def _handle(self, event: InputEvent) -> None:
         if isinstance(event, Edge):
             if event.button in self.buttons:
+                self._bouncing = True
                 for pressed, t in self.buttons[event.button].edge(event.t, event.pressed):
                     self._transition(event.button, pressed, t)
                 self.unheard.discard(event.button)

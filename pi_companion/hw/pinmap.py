@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import tomllib
 from collections import defaultdict
-from importlib import resources
 from pathlib import Path
 from typing import Mapping
 
@@ -46,11 +45,14 @@ class PinMapError(ValueError):
 
 # The built-in maps, by the name a config's `box.pinmap` gives them.
 BUILTIN = {"4players": "data/pinmap.toml", "8players": "data/pinmap-8players.toml"}
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 MAX_MAP_BYTES = 1 << 16
 
 
 def default_pinmap_text(name: str = "4players") -> str:
-    return resources.files("pi_companion").joinpath(BUILTIN[name]).read_text()
+    # A plain path beside the package (installed as files, never zipped): importlib.resources
+    # would add its own imports, about 3 ms, to every daemon start before READY=1.
+    return (PACKAGE_DIR / BUILTIN[name]).read_text(encoding="utf-8")
 
 
 def _map_text(path: str | Path | None) -> str:
