@@ -415,8 +415,8 @@ class Box:
         lit = self.engine.lit()
         if effects or lit != self.leds.lit:
             self._durable(seq)
+        self.leds.show(lit)            # lights first: the sound's worker is woken after them
         self.apply(effects)
-        self.leds.show(lit)
         self.stale = True
 
     def _look(self, upto: float) -> list[Any]:
