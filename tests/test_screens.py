@@ -116,7 +116,7 @@ def test_cached_text_matches_pillow_anywhere_in_either_ink():
 
     from pi_companion.ui import canvas
     for size in range(8, 25):
-        for text in ("Ada 3", "gyj|Q_", "+0.35 ms", " ", ""):
+        for text in ("Ada 3", "gyj|Q_", "+0.35 ms", " ", "", "two\nlines"):
             for x, y in ((0, 0), (-5, -7), (120, 58), (37, 21)):
                 for ink in (1, 0):
                     a = Image.new("1", (128, 64), 1 - ink)

@@ -45,9 +45,10 @@ def ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
 
 
 def write(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int, fill: int = 1) -> None:
-    """`draw.text(xy, text, font=font(size), fill=fill)`, from the cached mask (integer `xy`)."""
+    """`draw.text(xy, text, font=font(size), fill=fill)`, from the cached mask (one line of text
+    at an integer `xy`; anything else is drawn by Pillow directly)."""
     x, y = xy
-    if not TEXT_CACHE or type(x) is not int or type(y) is not int:
+    if not TEXT_CACHE or type(x) is not int or type(y) is not int or "\n" in text:
         draw.text(xy, text, font=font(size), fill=fill)
         return
     drawn = ink(text, size)
