@@ -45,10 +45,12 @@ def ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
 
 
 def write(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int, fill: int = 1) -> None:
-    """`draw.text(xy, text, font=font(size), fill=fill)`, from the cached mask (one line of text
-    at an integer `xy`; anything else is drawn by Pillow directly)."""
+    """`draw.text(xy, text, font=font(size), fill=fill)`, from the cached mask: one line of text at
+    an integer `xy` on a Pillow drawing. Anything else goes to `draw.text` itself (a line break,
+    a fractional position, or a stand-in surface such as the tests' bounds checkers)."""
     x, y = xy
-    if not TEXT_CACHE or type(x) is not int or type(y) is not int or "\n" in text:
+    if not TEXT_CACHE or type(x) is not int or type(y) is not int or "\n" in text \
+            or not isinstance(draw, ImageDraw.ImageDraw):
         draw.text(xy, text, font=font(size), fill=fill)
         return
     drawn = ink(text, size)
