@@ -50,12 +50,14 @@ from harness import (
 )
 
 from pi_companion import app
-from pi_companion.app import Box
+from pi_companion.app import Box, Wake
+from pi_companion.hw.inputs import RawEdge
 from pi_companion.store import GameLog
 
 PRESSES = 10_000
 DAEMON_PRESSES = int(os.environ.get("BENCH_DAEMON_PRESSES", "1000"))
 IDLE_BEFORE_PRESS_S = 0.050
+SETTLE_MS = 2.0                   # the daemon's default settle window
 LEDS = tuple(PINS[f"LED{i}"] for i in range(1, 5))
 
 
@@ -66,14 +68,25 @@ class Reset:
 
 
 class CpuQueue:
-    """The box's queue, noting the loop thread's CPU time each time the loop starts a wait."""
+    """The box's queue, noting the loop thread's CPU time each time the loop starts a wait.
 
-    def __init__(self, real: Any) -> None:
+    `frame_done`, once armed (on the loop thread, at the decision's last LED change), is set at
+    the first wait the loop starts with its frame drawn (`box.stale` false): `frame_end` is the
+    loop's CPU time then. The frame is drawn between the two, after the decision."""
+
+    def __init__(self, real: Any, box: Box) -> None:
         self.real = real
+        self.box = box
         self.cpu_at_wait = 0.0
+        self.frame_done: threading.Event | None = None
+        self.frame_end = 0.0
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
-        self.cpu_at_wait = time.thread_time()
+        self.cpu_at_wait = cpu = time.thread_time()
+        if self.frame_done is not None and not self.box.stale:
+            self.frame_end = cpu
+            done, self.frame_done = self.frame_done, None
+            done.set()
         return self.real.get(block, timeout)
 
     def get_nowait(self) -> Any:
@@ -87,10 +100,11 @@ class CpuQueue:
 
 
 class BenchBox(Box):
-    """The Box, plus one queue item the benchmark uses to reset the game between presses."""
-
-    def idle(self) -> bool:
-        return not self.stale and self.queue.empty() and self.engine.window is None
+    """The Box, plus one queue item the benchmark uses to reset the game between presses, and
+    wall-clock stamps of where a decision's time goes: the loop taking the press (`edge`), the
+    loop taking the window's close (`close`), the wait for the presses' records to be durable
+    before the LEDs (`durable`, `durable_end`)."""
+    stamps: dict[str, float]
 
     def handle(self, item: Any) -> None:
         if isinstance(item, Reset):
@@ -98,33 +112,59 @@ class BenchBox(Box):
             self.refresh()
             item.done.set()
             return
+        if isinstance(item, RawEdge):
+            self.stamps.setdefault("edge", time.perf_counter())
+        elif self.engine.window is not None and isinstance(item, Wake) and item.event is None:
+            self.stamps.setdefault("close", time.perf_counter())
         super().handle(item)
+
+    def _durable(self, seq: int) -> None:
+        self.stamps.setdefault("durable", time.perf_counter())
+        super()._durable(seq)
+        self.stamps.setdefault("durable_end", time.perf_counter())
 
 
 class LedWatch:
-    """Stamps the moment the four LED pins first show `want` (called on the loop thread)."""
+    """Stamps the moment the four LED pins first show `want` (called on the loop thread).
 
-    def __init__(self, factory: JumpFactory, blank_after: bool = True) -> None:
+    The stamps are taken first, before the check, so the CPU window ends at the last LED write
+    and the check itself (the benchmark's own work) stays out of it as far as it can."""
+
+    def __init__(self, factory: JumpFactory, blank_after: bool = True,
+                 cpu_queue: CpuQueue | None = None) -> None:
         self.blank_after = blank_after
+        self.cpu_queue = cpu_queue
         self.pins = [factory.pin(n) for n in LEDS]
-        self.want: tuple[int, ...] | None = None
+        self.index = {p: i for i, p in enumerate(self.pins)}
+        self.state = [0, 0, 0, 0]
+        self.want: list[int] | None = None
         self.at = 0.0
+        self.cpu = 0.0
         self.hit = threading.Event()
+        self.frame = threading.Event()
         self.real_render = app.render
         WatchedPin.on_change = self.changed
 
-    def changed(self, _pin: Any, _value: bool) -> None:
-        if self.want is not None and tuple(int(p.state) for p in self.pins) == self.want:
-            self.at = time.perf_counter()
-            self.cpu = time.thread_time()      # on the loop thread
+    def changed(self, pin: Any, value: bool) -> None:
+        at, cpu = time.perf_counter(), time.thread_time()     # on the loop thread
+        i = self.index.get(pin)
+        if i is None:
+            return
+        self.state[i] = int(value)
+        if self.want is not None and self.state == self.want:
+            self.at, self.cpu = at, cpu
             self.want = None
             if self.blank_after:
                 app.render = lambda view: BLANK     # the rest of this round is not measured
+            elif self.cpu_queue is not None:
+                self.cpu_queue.frame_done = self.frame  # the loop's next wait with a frame drawn
             self.hit.set()
 
     def arm(self, winner: int) -> None:
-        self.want = tuple(int(i == winner) for i in range(4))
+        self.state = [int(p.state) for p in self.pins]
+        self.want = [int(i == winner) for i in range(4)]
         self.hit.clear()
+        self.frame.clear()
         app.render = self.real_render
 
     def close(self) -> None:
@@ -133,20 +173,23 @@ class LedWatch:
 
 
 def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
-         frame_cpu: list[float] | None = None) -> list[float]:
+         frame_cpu: list[float] | None = None,
+         phases: dict[str, list[float]] | None = None) -> list[float]:
     """`daemon`: the daemon's configuration (2 ms settle, the log on a real file, 50 ms idle
     before each press, real screens throughout); else settle 0, no log, warm."""
     factory = JumpFactory(pin_class=WatchedPin)
     # On this repository's disk (not a tmpfs /tmp): fsync must reach a real device.
     store_dir = tempfile.TemporaryDirectory(prefix="bench-latency-", dir=ROOT) if daemon else None
     store = GameLog(store_dir.name) if store_dir is not None else None
-    box = make_box(grab_bag(settle_ms=2.0 if daemon else 0.0), factory, store=store)
+    box = make_box(grab_bag(settle_ms=SETTLE_MS if daemon else 0.0), factory, store=store)
     box.__class__ = BenchBox
-    cpu_queue = CpuQueue(box.queue)
+    assert isinstance(box, BenchBox)
+    box.stamps = {}
+    cpu_queue = CpuQueue(box.queue, box)
     box.queue = cpu_queue                            # type: ignore[assignment]
     for device in box.inputs.values():
         device.sink = cpu_queue
-    watch = LedWatch(factory, blank_after=not daemon)
+    watch = LedWatch(factory, blank_after=not daemon, cpu_queue=cpu_queue)
     rng = random.Random(11)
     out: list[float] = []
     box.start()
@@ -157,18 +200,19 @@ def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
             watch.arm(winner)
             time.sleep(IDLE_BEFORE_PRESS_S if daemon else 0.0002)   # let the loop block on its queue
             cpu0 = cpu_queue.cpu_at_wait                # the loop is waiting since then
+            box.stamps = {}
             start = time.perf_counter()
             button.drive_low()
             if not watch.hit.wait(5.0):
                 raise RuntimeError("the buzz was never shown")
             out.append(watch.at - start)
+            if phases is not None:
+                note_phases(phases, box.stamps, start, watch.at)
             if cpu is not None and frame_cpu is not None:
                 cpu.append(watch.cpu - cpu0)
-                end = time.monotonic() + 5
-                while not box.idle() and time.monotonic() < end:
-                    time.sleep(0.0005)
-                time.sleep(0.001)                         # the loop is back in its wait
-                frame_cpu.append(cpu_queue.cpu_at_wait - watch.cpu)
+                if not watch.frame.wait(5.0):
+                    raise RuntimeError("the frame after the buzz was never drawn")
+                frame_cpu.append(cpu_queue.frame_end - watch.cpu)
             buzz = box.engine.table.last_buzz
             assert buzz is not None and buzz.winner == winner and box.engine.game.phase == "judging"
             done = threading.Event()
@@ -185,6 +229,17 @@ def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
         if store_dir is not None:
             store_dir.cleanup()
     return out
+
+
+def note_phases(phases: dict[str, list[float]], stamps: dict[str, float], start: float, lit: float) -> None:
+    """Split one press's latency: until the loop takes the press; the window's close after its
+    due time (the press's tick, taken just after `start`, plus the settle window); the wait
+    for the presses' records to be durable; the rest (the decision and the LED writes)."""
+    edge, close = stamps.get("edge", start), stamps.get("close", lit)
+    durable = stamps.get("durable_end", close) - stamps.get("durable", close)
+    for key, value in (("wake", edge - start), ("close_late", close - start - SETTLE_MS / 1000),
+                       ("durable_wait", durable), ("decide_and_leds", lit - close - durable)):
+        phases.setdefault(key, []).append(value)
 
 
 def floor(presses: int) -> list[float]:
@@ -218,12 +273,15 @@ def summary(values: list[float]) -> dict[str, float]:
 def run() -> dict[str, Any]:
     cpu: list[float] = []
     frame: list[float] = []
-    daemon = summary(ours(DAEMON_PRESSES, daemon=True, cpu=cpu, frame_cpu=frame))
+    phases: dict[str, list[float]] = {}
+    daemon = summary(ours(DAEMON_PRESSES, daemon=True, cpu=cpu, frame_cpu=frame, phases=phases))
     cpu_ms, frame_ms = [c * 1000 for c in cpu], [c * 1000 for c in frame]
-    daemon.update(settle_ms=2.0, idle_before_ms=1000 * IDLE_BEFORE_PRESS_S,
+    daemon.update(settle_ms=SETTLE_MS, idle_before_ms=1000 * IDLE_BEFORE_PRESS_S,
                   cpu_p50_ms=median(cpu_ms), cpu_p99_ms=percentile(cpu_ms, 99),
                   cpu_mean_ms=sum(cpu_ms) / len(cpu_ms),
-                  frame_cpu_p50_ms=median(frame_ms), frame_cpu_p99_ms=percentile(frame_ms, 99))
+                  frame_cpu_p50_ms=median(frame_ms), frame_cpu_p99_ms=percentile(frame_ms, 99),
+                  phases_ms={k: {"p50": 1000 * median(v), "p99": 1000 * percentile(v, 99)}
+                             for k, v in phases.items()})
     return {
         "daemon": daemon,
         "warm_settle0": summary(ours(PRESSES)),

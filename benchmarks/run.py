@@ -104,6 +104,14 @@ def rows(r: dict[str, Any]) -> list[Row]:
                     zero(d["cpu_p50_ms"] * k, "ms", d["cpu_p50_ms"] * k <= 1.5)))
         out.append(("  frame after the decision", f"p50 {ms(d['frame_cpu_p50_ms'])} ms CPU", "(render + send)",
                     "", "", zero(d["frame_cpu_p50_ms"] * k, "ms", True)))
+        if "phases_ms" in d:
+            ph = d["phases_ms"]
+
+            def p50_p99(key: str) -> str:
+                return f"{ph[key]['p50']:.3f}/{ph[key]['p99']:.2f}"
+            out.append(("  where it goes, p50/p99 ms", f"wake {p50_p99('wake')}; window closed late "
+                        f"{p50_p99('close_late')}", f"press records' fsync wait {p50_p99('durable_wait')}; "
+                        f"decision + LEDs {p50_p99('decide_and_leds')}", "", "", ""))
         out.append(("  warm, settle 0, no log", latency_text(lat["warm_settle0"]), "(the old headline)",
                     "", f"n={lat['warm_settle0']['n']}", ""))
     if "hall" in r:

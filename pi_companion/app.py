@@ -15,7 +15,7 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from PIL import ImageDraw
@@ -24,6 +24,7 @@ from .config import Config
 from .core.engine import Engine
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, PuckStatus,
                           Request, Resume, Sound)
+from .core.frozen import replace       # dataclasses.replace without its field walk (per input)
 from .core.records import advance_record, from_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
@@ -414,8 +415,8 @@ class Box:
         lit = self.engine.lit()
         if effects or lit != self.leds.lit:
             self._durable(seq)
+        self.leds.show(lit)            # lights first: the sound's worker is woken after them
         self.apply(effects)
-        self.leds.show(lit)
         self.stale = True
 
     def _look(self, upto: float) -> list[Any]:

@@ -47,7 +47,10 @@ class VirtualFactory(MockFactory):
 
 @pytest.fixture
 def text_boxes(monkeypatch):
-    """Record (text, ink box) of every piece of text drawn, to check nothing runs off the OLED."""
+    """Record (text, ink box) of every piece of text drawn, to check nothing runs off the OLED.
+    (Every string is drawn by Pillow itself meanwhile, not from the screens' cache of masks.)"""
+    from pi_companion.ui import canvas
+    monkeypatch.setattr(canvas, "TEXT_CACHE", False)
     boxes = []
     original = ImageDraw.ImageDraw.text
 

@@ -159,3 +159,45 @@ def test_an_error_in_one_event_does_not_stop_the_loop(mock_factory, caplog):
         assert box.thread.is_alive()
     finally:
         box.close()
+
+
+def test_a_buzz_writes_only_the_leds_whose_state_changes():
+    """Through MockFactory pins that count every write: the decision turns the other seekers'
+    LEDs off with one write each and leaves the winner's (already lit) alone; redrawing, or an
+    input that changes no LED, writes none. (A guard: the box wrote only changes before.)"""
+    from conftest import Clock, VirtualFactory, VirtualPin
+
+    from pi_companion.app import Wake
+
+    class CountingPin(VirtualPin):
+        def _set_state(self, value):
+            self.writes = getattr(self, "writes", 0) + 1
+            super()._set_state(value)
+
+    pins = load_pinmap()
+    Clock.now = 10.0
+    factory = VirtualFactory(pin_class=CountingPin)
+    box = Box(Config(game="grab-bag", players=("Ada", "Ben", "Cy", "Di"), seed=1, sound=False,
+                     games={"grab-bag": {"variant": "all-seekers"}}), factory, Display(None))
+    try:
+        leds = [factory.pin(pins[f"LED{i}"]) for i in range(1, 5)]
+        assert [led.state for led in leds] == [1, 1, 1, 1]      # every seeker armed
+        for led in leds:
+            led.writes = 0
+        factory.pin(pins["P2"]).drive_low()
+        box.pump()
+        assert [led.writes for led in leds] == [0, 0, 0, 0]     # the window is open: no change
+        Clock.now += 0.003
+        box.queue.put(Wake())
+        box.pump()
+        assert box.engine.table.last_buzz.winner == 1
+        assert [led.state for led in leds] == [0, 1, 0, 0]
+        assert [led.writes for led in leds] == [1, 0, 1, 1]
+        Clock.now += 0.1
+        factory.pin(pins["P2"]).drive_high()
+        box.pump()
+        box.refresh()
+        assert [led.writes for led in leds] == [1, 0, 1, 1]
+    finally:
+        box.close()
+        factory.reset()

@@ -75,3 +75,52 @@ def test_each_scenario_picture_shows_what_its_name_says():
     shots = dict(scenario_engines(DOCS))
     assert shots["hold-your-breath-descent"].game.phase.startswith("descent")
     assert shots["hold-your-breath-surface-win"].game.phase == "over"
+
+
+def every_screen():
+    """Every frame of every documented scenario, the menus, rules cards and button test, and
+    each game with eight long names: the engines that draw them, one at a time."""
+    for path in SCENARIOS:
+        scenario = load_scenario(json.loads(path.read_text()))
+        engine = Engine(registry.get(scenario.game), scenario.players, scenario.options, scenario.seed)
+        for index, event in enumerate(scenario.events):
+            engine.feed(event)
+            yield f"{path.stem} event {index}", engine
+    yield from menu_engines()
+    players = tuple(f"Player{i}longname" for i in range(1, 9))
+    for name in registry.available():
+        rules = registry.get(name)
+        yield f"{name} long names", Engine(rules, players[:rules.max_players], {}, 3)
+
+
+def test_cached_text_draws_every_screen_exactly_as_pillow_does(monkeypatch):
+    """Strings are drawn from cached masks; each frame must be the one Pillow's own text
+    drawing gives, pixel for pixel, on a cold cache and again on a warm one."""
+    from pi_companion.ui import canvas
+    canvas.ink.cache_clear()
+    frames = 0
+    for where, engine in every_screen():
+        monkeypatch.setattr(canvas, "TEXT_CACHE", False)
+        pillow = render(engine).tobytes()
+        monkeypatch.setattr(canvas, "TEXT_CACHE", True)
+        assert render(engine).tobytes() == pillow, f"{where}: cold cache"
+        assert render(engine).tobytes() == pillow, f"{where}: warm cache"
+        frames += 1
+    assert frames > 400 and canvas.ink.cache_info().hits > 0
+
+
+def test_cached_text_matches_pillow_anywhere_in_either_ink():
+    """The same string at any integer position - off the edges too - in white on black and
+    black on white, at every size the screens use."""
+    from PIL import Image, ImageDraw
+
+    from pi_companion.ui import canvas
+    for size in range(8, 25):
+        for text in ("Ada 3", "gyj|Q_", "+0.35 ms", " ", "", "two\nlines"):
+            for x, y in ((0, 0), (-5, -7), (120, 58), (37, 21)):
+                for ink in (1, 0):
+                    a = Image.new("1", (128, 64), 1 - ink)
+                    b = Image.new("1", (128, 64), 1 - ink)
+                    ImageDraw.Draw(a).text((x, y), text, font=canvas.font(size), fill=ink)
+                    canvas.write(ImageDraw.Draw(b), (x, y), text, size, fill=ink)
+                    assert a.tobytes() == b.tobytes(), (size, text, x, y, ink)

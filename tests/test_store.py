@@ -223,3 +223,18 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_event(mock_factory, tmp
         server.close()
         shutil.rmtree(state, ignore_errors=True)
     assert len(logged) > 100          # the game really went on across the kills
+
+
+def test_a_record_that_is_not_json_is_reported_and_the_log_writes_on(tmp_path, caplog):
+    """Records are encoded on the writer thread: one that cannot be (a bug upstream) costs
+    that record and a one-line error, not the writer - later records are still made durable."""
+    log = GameLog(tmp_path)
+    log.start({"game": "grab-bag", "players": ["Ada", "Ben"], "options": {}, "seed": 1})
+    log.append({"t": 1.0, "press": "P1"})
+    log.append({"t": 1.1, "press": object()})
+    seq = log.append({"t": 1.2, "release": "P1"})
+    assert log.wait(seq) and log.problem is None
+    log.close()
+    assert "record not saved, not JSON" in caplog.text
+    header, records = GameLog(tmp_path).load()
+    assert [r["t"] for r in records] == [1.0, 1.2]

@@ -5,7 +5,7 @@ from typing import Any
 
 from ..games import round_guide as rg
 from ..games.all_wound_up import STEPS_PER_TURN, AllWoundUp, action_label, cursor, live_status
-from .canvas import WIDTH, centred, clip, fitted, font, left, right, short_name
+from .canvas import WIDTH, centred, clip, fitted, font, left, right, short_name, write
 
 VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "VOID"}
 COLUMN_HEADS = ("bk", "pu", "gr", "ye", "rd")
@@ -134,7 +134,7 @@ def guide_line(state: AllWoundUp) -> str:
 
 def inverted(draw: Any, x: int, y: int, text: str, size: int) -> None:
     l, top, _, _ = font(size).getbbox(text)
-    draw.text((x - l, y - top), text, font=font(size), fill=0)
+    write(draw, (x - l, y - top), text, size, fill=0)
 
 
 def draw_bank(draw: Any, state: AllWoundUp) -> None:
@@ -179,7 +179,7 @@ def action_strip(draw: Any, state: AllWoundUp, chosen: Any) -> None:
     size = fitted(text, WIDTH - 4, 9, 8)
     text = clip(text, WIDTH - 4, size)
     l, top, r, _ = font(size).getbbox(text)
-    draw.text(((WIDTH - (r - l)) // 2 - l, y - top), text, font=font(size), fill=0)
+    write(draw, ((WIDTH - (r - l)) // 2 - l, y - top), text, size, fill=0)
 
 
 def draw_ask(draw: Any, state: AllWoundUp) -> None:

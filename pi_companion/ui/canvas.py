@@ -1,4 +1,9 @@
-"""Drawing helpers for the 128x64 one-bit OLED: fonts by size, fitted and centred text."""
+"""Drawing helpers for the 128x64 one-bit OLED: fonts by size, fitted and centred text.
+
+All text goes through `write`, which draws a cached one-bit mask of the string (rendered once
+per string and size by Pillow's own `ImageDraw.text`) instead of asking FreeType to render it
+again: rendering glyphs was most of a frame's CPU, and a frame is mostly the same strings.
+"""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -16,6 +21,42 @@ def font(size: int) -> Font:
         return ImageFont.load_default(size=size)
     except (TypeError, OSError, ImportError):
         return ImageFont.load_default()
+
+
+TEXT_CACHE = True        # False: draw every string with `ImageDraw.text` (tests compare the two)
+
+
+@lru_cache(maxsize=1024)
+def ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
+    """`text` at `size` as `ImageDraw.text` draws it at (0, 0) on a one-bit image: its ink as a
+    mask cropped to the ink, and where the mask's corner goes; None if it leaves no ink.
+
+    Drawn on a scratch image with a margin of a whole line on every side, so ink that
+    strays outside the font's box is kept; at integer positions Pillow's text is the same
+    mask shifted, so pasting this mask is pixel for pixel the same as drawing the text."""
+    x0, y0, x1, y1 = bbox(text, size)
+    pad = size + 2
+    scratch = Image.new("1", (x1 - x0 + 2 * pad, y1 - y0 + 2 * pad), 0)
+    ImageDraw.Draw(scratch).text((pad - x0, pad - y0), text, font=font(size), fill=1)
+    inked = scratch.getbbox()
+    if inked is None:
+        return None
+    return scratch.crop(inked), inked[0] - (pad - x0), inked[1] - (pad - y0)
+
+
+def write(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int, fill: int = 1) -> None:
+    """`draw.text(xy, text, font=font(size), fill=fill)`, from the cached mask: one line of text at
+    an integer `xy` on a Pillow drawing. Anything else goes to `draw.text` itself (a line break,
+    a fractional position, or a stand-in surface such as the tests' bounds checkers)."""
+    x, y = xy
+    if not TEXT_CACHE or type(x) is not int or type(y) is not int or "\n" in text \
+            or not isinstance(draw, ImageDraw.ImageDraw):
+        draw.text(xy, text, font=font(size), fill=fill)
+        return
+    drawn = ink(text, size)
+    if drawn is not None:
+        mask, dx, dy = drawn
+        draw.bitmap((x + dx, y + dy), mask, fill=fill)
 
 
 def new_frame() -> tuple[Image.Image, ImageDraw.ImageDraw]:
@@ -59,19 +100,19 @@ def centred(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int = 0
     text = clip(text, width - 2, size)
     left, top, right, _ = bbox(text, size)
     x = x0 + (width - (right - left)) // 2 - left
-    draw.text((x, y - top), text, font=font(size), fill=1)
+    write(draw, (x, y - top), text, size)
 
 
 def left(draw: ImageDraw.ImageDraw, x: int, y: int, text: str, size: int, width: int | None = None) -> None:
     width = WIDTH - x if width is None else width
     text = clip(text, width, size)
     l, top, _, _ = bbox(text, size)
-    draw.text((x - l, y - top), text, font=font(size), fill=1)
+    write(draw, (x - l, y - top), text, size)
 
 
 def right(draw: ImageDraw.ImageDraw, x_end: int, y: int, text: str, size: int) -> None:
     l, top, r, _ = bbox(text, size)
-    draw.text((x_end - (r - l) - l, y - top), text, font=font(size), fill=1)
+    write(draw, (x_end - (r - l) - l, y - top), text, size)
 
 
 def banner(draw: ImageDraw.ImageDraw, text: str, y: int = 52) -> None:
@@ -82,7 +123,7 @@ def banner(draw: ImageDraw.ImageDraw, text: str, y: int = 52) -> None:
     l, top, r, bottom = bbox(text, size)
     room = HEIGHT - y
     origin = min(y + (room - (bottom - top)) // 2 - top, HEIGHT - line_height(size))
-    draw.text(((WIDTH - (r - l)) // 2 - l, origin), text, font=font(size), fill=0)
+    write(draw, ((WIDTH - (r - l)) // 2 - l, origin), text, size, fill=0)
 
 
 def top_banner(draw: ImageDraw.ImageDraw, text: str, height: int = 12) -> None:
@@ -91,7 +132,7 @@ def top_banner(draw: ImageDraw.ImageDraw, text: str, height: int = 12) -> None:
     size = fitted(text, WIDTH - 4, 10, 8)
     text = clip(text, WIDTH - 4, size)
     l, _, r, _ = bbox(text, size)
-    draw.text(((WIDTH - (r - l)) // 2 - l, 0), text, font=font(size), fill=0)
+    write(draw, ((WIDTH - (r - l)) // 2 - l, 0), text, size, fill=0)
 
 
 def line_height(size: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..games.hold_everything import CARDS, COLOURS, PER_PLAYER, HoldEverything, rolling_face
-from .canvas import HEIGHT, WIDTH, bbox, centred, clip, font, foot_y, left, line_height, right
+from .canvas import HEIGHT, WIDTH, bbox, centred, clip, foot_y, left, line_height, right, write
 
 PIPS = {1: ((1, 1),), 2: ((0, 0), (2, 2)), 3: ((0, 0), (1, 1), (2, 2)),
         4: ((0, 0), (2, 0), (0, 2), (2, 2)), 5: ((0, 0), (2, 0), (1, 1), (0, 2), (2, 2)),
@@ -26,8 +26,8 @@ def strip(draw: Any, text: str, y: int = 53) -> None:
     draw.rectangle((0, y, WIDTH - 1, 63), fill=1)
     text = clip(text, WIDTH - 4, 9)
     l, top, r, _ = bbox(text, 9)
-    draw.text(((WIDTH - (r - l)) // 2 - l, min(y + 1 - top, HEIGHT - line_height(9))), text,
-              font=font(9), fill=0)
+    write(draw, ((WIDTH - (r - l)) // 2 - l, min(y + 1 - top, HEIGHT - line_height(9))), text, 9,
+          fill=0)
 
 
 def footer(draw: Any, state: HoldEverything) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..games.hold_your_breath import HoldYourBreath, totals_of
-from .canvas import banner, bbox, centred, font, text_width
+from .canvas import banner, bbox, centred, text_width, write
 
 BOARD_W = 78          # gauges on the left, the turn panel on the right
 PANEL_X = 80
@@ -70,9 +70,9 @@ def gauge(draw: Any, state: HoldYourBreath, diver: int, scale: int) -> None:
     lx = x0 + (width - (r - l)) // 2 - l
     if diver == state.current and state.phase != "over":
         draw.rectangle((x0, 0, x0 + width - 1, 8), fill=1)
-        draw.text((lx, 0 - top), label, font=font(9), fill=0)
+        write(draw, (lx, 0 - top), label, 9, fill=0)
     else:
-        draw.text((lx, 0 - top), label, font=font(9), fill=1)
+        write(draw, (lx, 0 - top), label, 9)
     if diver == state.selected:
         draw.rectangle((x0, 0, x0 + width - 1, BOTTOM_Y + 1), outline=1)
     for y in range(SURFACE_Y + 2, BOTTOM_Y + 1, 2):

@@ -79,7 +79,7 @@ def draw_menu(draw: Any, menu: Any) -> None:
         if selected:
             draw.rectangle((0, y - 1, 127, y + 10), fill=1)
             l, top, _, _ = canvas.bbox(label, 10)
-            draw.text((4 - l, y - top), label, font=canvas.font(10), fill=0)
+            canvas.write(draw, (4 - l, y - top), label, 10, fill=0)
         else:
             left(draw, 4, y, label, 10)
         if key in menu.disabled:
