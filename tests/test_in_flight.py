@@ -17,7 +17,7 @@ from gpiozero.pins.mock import MockPin
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Clock, VirtualFactory
+from conftest import Clock, VirtualFactory, VirtualPin
 from test_resume_exact import fold, state, state_directory
 
 from pi_companion.app import Box, Wake
@@ -149,17 +149,10 @@ def test_pending_records_round_trip_and_bad_ones_are_refused():
 
 # ---- through the box, with the game log ----
 
-class LatePin(MockPin):
+class LatePin(VirtualPin):
     """A mock pin on the virtual clock: its level changes at the edge, its callback waits in
     `held` until delivered (a late GPIO backend)."""
     held: list[tuple["LatePin", float, bool]] = []
-
-    def _change_state(self, value: bool) -> bool:
-        if self._state == value:
-            return False
-        self._state = value
-        self._last_change = Clock.now
-        return True
 
     def _call_when_changed(self) -> None:
         LatePin.held.append((self, self._last_change, self._state))
