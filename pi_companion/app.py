@@ -54,6 +54,9 @@ class Wake:
     event: InputEvent | None = None
 
 
+TIMER = Wake()          # the loop's own wake-up for a due engine timer (immutable: one will do)
+
+
 @dataclass(frozen=True)
 class PuckWake(Wake):
     """The puck's one wake token: the loop takes what the puck mailbox holds (at most one
@@ -352,15 +355,14 @@ class Box:
         try:
             item = self.queue.get(timeout=wait)
         except queue.Empty:
-            try:                       # an edge queued as the wait ran out still counts first
-                item = self.queue.get_nowait()
-            except queue.Empty:
+            if self.queue.empty():     # (an edge queued as the wait ran out still counts first)
                 if timer:
-                    self.handle(Wake())
+                    self.handle(TIMER)
                 retry = self.display.retry_at()
                 if retry is not None and retry <= self.now():
                     self.stale = True  # the display may be back: draw to find out
                 return True
+            item = self.queue.get_nowait()
         if item is None:
             return False
         self.handle(item)
@@ -387,11 +389,14 @@ class Box:
         if isinstance(item, PuckWake):
             self._puck_take()
             return
-        event = self.to_event(item) if isinstance(item, RawEdge) else item.event
+        if isinstance(item, RawEdge):
+            event: InputEvent | None = self.to_event(item)   # already at the log's precision
+        else:
+            event = item.event
+            if event is not None:
+                event = replace(event, t=quantize(event.t))   # decide on exactly what is logged
         if event is not None:
-            event = replace(event, t=quantize(event.t))   # decide on exactly what is logged
-        early = self._look(self.now() if event is None else event.t)
-        if event is not None:
+            early = self._look(event.t)
             if event.t < self.engine.clock and self.logged_clock < self.engine.clock:
                 # An idle wake moved the clock past this (earlier stamped) event without a
                 # record: log that move first, or the fold would start its timers earlier.
@@ -401,17 +406,33 @@ class Box:
             self.handled += 1
         else:
             now = quantize(self.now())
+            early = self._look(now)
             deadline = self.engine.next_deadline()
+            due = deadline is not None and deadline <= now
             before = self.store.seq if self.store is not None else 0
             window, undo = self.engine.window, len(self.engine.undo_stack)
-            seq = self._log(advance_record(now)) if deadline is not None and deadline <= now else before
-            effects = early + self.engine.advance(now)
-            if window is not None and self.engine.window is None and undo == len(self.engine.undo_stack) \
-                    and not any(isinstance(e, Request) for e in effects):
-                # A settle window closed: the buzz is decided by the logged presses alone (their
-                # fsync overlapped the window), so its LEDs and sound wait for those, not for
-                # this wake-up's record. Judgements and undos always wait for their own.
-                seq = before
+            if not (due and window is not None):
+                seq = self._log(advance_record(now)) if due else before
+                effects = early + self.engine.advance(now)
+            else:
+                effects = early + self.engine.advance(now)
+                if self.engine.window is None and undo == len(self.engine.undo_stack) \
+                        and not any(isinstance(e, Request) for e in effects):
+                    # A settle window closed: the buzz is decided by the logged presses alone
+                    # (their fsync overlapped the window), so its LEDs wait for those, not for
+                    # this wake-up's record, which is handed to the writer after the LEDs (the
+                    # log's order is the same: nothing else is logged in between).
+                    lit = self.engine.lit()
+                    if effects or lit != self.leds.lit:
+                        self._durable(before)
+                    try:
+                        self.leds.show(lit)
+                    finally:
+                        self._log(advance_record(now))
+                    self.apply(effects)
+                    self.stale = True
+                    return
+                seq = self._log(advance_record(now))   # judgements and undos wait for their own
         lit = self.engine.lit()
         if effects or lit != self.leds.lit:
             self._durable(seq)

@@ -183,7 +183,7 @@ class Engine:
         window = self.window
         if window is not None and (best is None or window.due < best[0]):
             best = (window.due, 2, "")
-        game_due = self.rules.next_timer(self.game)
+        game_due = self.rules.next_timer(self.table.game)
         if game_due is not None and game_due != self._spent_tick and (best is None or game_due < best[0]):
             best = (game_due, 3, "")
         return best
@@ -218,10 +218,12 @@ class Engine:
 
     def _handle(self, event: InputEvent) -> None:
         if isinstance(event, Edge):
-            if event.button in self.buttons:
-                self._bouncing = True
-                for pressed, t in self.buttons[event.button].edge(event.t, event.pressed):
+            deb = self.buttons.get(event.button)
+            if deb is not None:
+                for pressed, t in deb.edge(event.t, event.pressed):
                     self._transition(event.button, pressed, t)
+                if deb.settle_due is not None:     # a bounce: a contact settle is due
+                    self._bouncing = True
                 self.unheard.discard(event.button)
                 self._heard(event.button)
         elif isinstance(event, Turn):
@@ -406,15 +408,20 @@ class Engine:
     def _close_window(self, _at: float) -> None:
         window, self.window = self.window, None
         assert window is not None
-        self.unheard.update(b for b, heard in window.waiting.items() if not heard)
-        first = min(window.presses.values())
-        tied = sorted(p for p, t in window.presses.items() if t == first)
-        winner, rng = rand.choice(self.table.rng, tied) if len(tied) > 1 else (tied[0], self.table.rng)
-        others = tuple((p, t) for p, t in window.presses.items() if p != winner)
-        self.table = replace(self.table, rng=rng, judging=True, eligible=window.eligible,
-                             last_buzz=BuzzOrder(winner, first, others))
+        if window.waiting:
+            self.unheard.update(b for b, heard in window.waiting.items() if not heard)
+        presses, rng = window.presses, self.table.rng
+        if len(presses) == 1:                 # the usual buzz: one press, nothing to order
+            (winner, first), = presses.items()
+            others: tuple[tuple[int, float], ...] = ()
+        else:
+            first = min(presses.values())
+            tied = sorted(p for p, t in presses.items() if t == first)
+            winner, rng = rand.choice(rng, tied) if len(tied) > 1 else (tied[0], rng)
+            others = tuple((p, t) for p, t in presses.items() if p != winner)
         self._effects.append(Sound(buzz_sound(winner)))      # each player's own tune
-        self._step(Buzz(first, winner))
+        self._step(Buzz(first, winner), rng=rng, judging=True, eligible=window.eligible,
+                   last_buzz=BuzzOrder(winner, first, others))
 
     # ---- judgements and undo ----
 
@@ -446,14 +453,17 @@ class Engine:
         self.notice = f"Undone: {label}"
         self._effects.append(Sound("undo"))
 
-    def _step(self, action: Action) -> None:
+    def _step(self, action: Action, **table: Any) -> None:
+        """The game takes `action`; `table`: changes to the table made with it (one copy)."""
         before = self.table.game
         game, effects = self.rules.step(before, action)
         if game is before:              # most hall edges and ticks change nothing: no copy
+            if table:
+                self.table = replace(self.table, **table)
             self._effects.extend(effects)
             return
         was_over = self.rules.is_over(before)
-        self.table = replace(self.table, game=game)
+        self.table = replace(self.table, game=game, **table)
         self._effects.extend(effects)
         if not was_over and self.rules.is_over(game):
             self._effects.append(Sound("over"))

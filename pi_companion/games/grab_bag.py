@@ -6,6 +6,7 @@ card). The game ends when the deck is empty; every player with the most cards wi
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -45,7 +46,7 @@ class GrabBag:
         return len(self.players)
 
     def seekers(self) -> frozenset[int]:
-        return frozenset(i for i in range(self.n) if i != self.grab_master)
+        return _seekers(len(self.players), self.grab_master)
 
 
 class GrabBagGame(Game):
@@ -74,7 +75,8 @@ class GrabBagGame(Game):
     def buzzers(self, state: GrabBag) -> frozenset[int]:
         if state.phase != "searching":
             return frozenset()
-        return state.seekers() - state.excluded
+        seekers = state.seekers()
+        return seekers - state.excluded if state.excluded else seekers
 
     def is_over(self, state: GrabBag) -> bool:
         return state.phase == "over"
@@ -155,6 +157,12 @@ RULES_CARDS = {
                "YES: card, new master", "NO: round over: all", "others get a card each,",
                "master stays master", "NO while searching:", "master gets the card"),
 }
+
+
+@functools.lru_cache(maxsize=None)
+def _seekers(n: int, grab_master: int | None) -> frozenset[int]:
+    """Every player but the Grab Master (a shared immutable set: asked on every press and close)."""
+    return frozenset(i for i in range(n) if i != grab_master)
 
 
 def _award(state: GrabBag, player: int, what: str) -> GrabBag:

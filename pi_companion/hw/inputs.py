@@ -33,6 +33,7 @@ class EdgeInput(DigitalInputDevice):  # type: ignore[misc]
                          pin_factory=factory)
         self.label = name
         self.sink = sink
+        self.active_level = int(self._active_state)   # the pin state that reads active (pressed)
 
     def _pin_changed(self, ticks: float, state: int) -> None:
         self.sink.put(RawEdge(self.label, ticks, bool(self._state_to_value(state))))
@@ -56,5 +57,11 @@ def build_inputs(pins: dict[str, int], n_players: int, sink: "queue.SimpleQueue[
 def reading_pressed(devices: dict[str, EdgeInput], names: tuple[str, ...]) -> list[str]:
     """Of the buttons `names`, those whose line reads pressed at this moment: the pin's level,
     not the last edge delivered (on lgpio the line is read while its edge may still wait in
-    the alert queue for the callback thread)."""
-    return [name for name in names if name in devices and devices[name].is_active]
+    the alert queue for the callback thread). The pin's state is read straight (gpiozero's
+    `is_active` is five calls deep): this runs as each settle window closes."""
+    out = []
+    for name in names:
+        device = devices.get(name)
+        if device is not None and device.pin.state == device.active_level:
+            out.append(name)
+    return out
