@@ -176,6 +176,7 @@ test ! -e /opt/pi-companion
 """
 
 
+@pytest.mark.xdist_group("wheel")   # the session's wheel: built once, on one worker
 def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run, built_wheel: Path) -> None:
     """Without DESTDIR, inside a private mount namespace whose /etc, /opt and /run are overlays.
 
@@ -221,6 +222,7 @@ def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run, built_
     assert "already installed from this wheel" in result.stdout     # the second run kept it
 
 
+@pytest.mark.xdist_group("wheel")   # the session's wheel: built once, on one worker
 def test_install_from_a_prebuilt_wheel(tmp_path: Path, run, built_wheel: Path) -> None:
     """PI_COMPANION_WHEEL: installed as is; the same wheel again is kept, another one replaces it.
     The venv is a plain one, with its own pip (what a PC without python3-lgpio gets)."""

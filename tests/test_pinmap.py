@@ -149,6 +149,7 @@ def can_build_wheels() -> bool:
 
 
 @pytest.mark.skipif(not can_build_wheels(), reason="setuptools < 70.1 without the wheel package cannot build wheels")
+@pytest.mark.xdist_group("wheel")   # the session's wheel: built once, on one worker
 def test_the_wheel_carries_the_real_pin_map(built_wheel):
     # The session's wheel (conftest.py), built by pip from a copy of the checkout that keeps
     # data/pinmap.toml a symlink.
