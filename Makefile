@@ -25,8 +25,11 @@ $(STAMP): pyproject.toml $(if $(VENV_BROKEN),FORCE)
 run: $(STAMP)
 	$(BIN)/pi-companion simulate
 
+# One pytest worker per CPU (pytest-xdist); TEST_WORKERS=0 runs the tests in one process. The
+# tests that share the session's wheel stay on one worker (--dist loadgroup: xdist_group).
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The appliance on a real Debian system in a VM (QEMU): make install, boot, play through a
 # kernel GPIO simulator, crashes, hangs, power cuts, power-off. Root only; see systemd/README.md.

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,28 @@ def mock_factory():
     yield factory
     factory.reset()
     Device.pin_factory = previous
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory) -> Path:
+    """One wheel of this checkout for the session (`pip wheel`, as a user builds one for
+    install.sh's PI_COMPANION_WHEEL), built from a copy so that the checkout gets no build/ or
+    egg-info. The copy keeps symlinks as symlinks (data/pinmap.toml), as a clone has them.
+    Tests that change the wheel copy it first."""
+    src = tmp_path_factory.mktemp("wheel-src") / "pi-companion"
+    shutil.copytree(REPO, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis"))
+    out = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "-w", str(out), str(src)],
+        capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = out.glob("pi_companion-*.whl")
+    return wheel
 
 
 class Clock:

@@ -55,8 +55,11 @@ def box():
     factory.reset()
 
 
+PINS = load_pinmap()              # read once: the test presses 5 000 times
+
+
 def pin(factory, name):
-    return factory.pin(load_pinmap()[name])
+    return factory.pin(PINS[name])
 
 
 def settle(b, seconds):

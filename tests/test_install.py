@@ -152,7 +152,9 @@ def test_dry_run_makes_its_own_root_and_touches_nothing(tmp_path: Path, run) -> 
 def test_bad_input_fails_before_installing(tmp_path: Path, run, args: tuple[str, ...],
                                            env: dict[str, str]) -> None:
     root = tmp_path / "root"
-    result = run(*args, DESTDIR=str(root), **env)
+    # A venv on the system site-packages: a bad wheel is found once the venv is made, and this
+    # one is made without its own pip (ensurepip, seconds, would not change the outcome).
+    result = run(*args, DESTDIR=str(root), **{"PI_COMPANION_VENV_ARGS": "--system-site-packages", **env})
     assert result.returncode != 0
     assert not (root / "etc").exists()
 
@@ -174,8 +176,14 @@ test ! -e /opt/pi-companion
 """
 
 
-def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run) -> None:
-    """Without DESTDIR, inside a private mount namespace whose /etc, /opt and /run are overlays."""
+@pytest.mark.xdist_group("wheel")   # the session's wheel: built once, on one worker
+def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run, built_wheel: Path) -> None:
+    """Without DESTDIR, inside a private mount namespace whose /etc, /opt and /run are overlays.
+
+    What is checked here is the live part (systemd, udev, sysusers, in order), which is the
+    same whatever goes into the venv: the package comes from the session's wheel, into a venv
+    on the system site-packages (no ensurepip), and the second install keeps that wheel. The
+    checkout's own build, a venv with its own pip and a replaced wheel are the other tests'."""
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("needs root and unshare")
     overlays = tmp_path / "overlays"
@@ -189,6 +197,8 @@ def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run) -> Non
     environ = {key: value for key, value in os.environ.items() if key != "DESTDIR"}
     environ.update(PATH=f"{run.calls.parent / 'fake-bin'}{os.pathsep}{os.environ['PATH']}",
                    PYTHON=sys.executable, PI_COMPANION_PIP_ARGS="--no-deps",
+                   PI_COMPANION_WHEEL=str(built_wheel),
+                   PI_COMPANION_VENV_ARGS="--system-site-packages",
                    OVERLAYS=str(overlays), SCRIPT=str(SCRIPT))
     result = subprocess.run([*unshare, "bash", str(inner)], env=environ,
                             capture_output=True, text=True, timeout=300)
@@ -209,21 +219,21 @@ def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run) -> Non
                  "udevadm control --reload"]
     assert run.calls.read_text().splitlines() == install + install + uninstall
     assert "started; follow it with: journalctl -u pi-companion -f" in result.stdout
+    assert "already installed from this wheel" in result.stdout     # the second run kept it
 
 
-def test_install_from_a_prebuilt_wheel(tmp_path: Path, run) -> None:
-    """PI_COMPANION_WHEEL: installed as is; the same wheel again is kept, another one replaces it."""
-    wheels = tmp_path / "wheels"
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "-w", str(wheels), str(REPO)],
-        capture_output=True, text=True, timeout=300)
-    assert built.returncode == 0, built.stdout + built.stderr
-    shutil.rmtree(REPO / "build", ignore_errors=True)
-    wheel = next(wheels.glob("pi_companion-*.whl"))
+@pytest.mark.xdist_group("wheel")   # the session's wheel: built once, on one worker
+def test_install_from_a_prebuilt_wheel(tmp_path: Path, run, built_wheel: Path) -> None:
+    """PI_COMPANION_WHEEL: installed as is; the same wheel again is kept, another one replaces it.
+    The venv is a plain one, with its own pip (what a PC without python3-lgpio gets)."""
+    wheel = tmp_path / built_wheel.name        # a copy: this test rewrites its bytes below
+    shutil.copyfile(built_wheel, wheel)
     root = tmp_path / "root"
     out = check(run(DESTDIR=str(root), PI_COMPANION_WHEEL=str(wheel)))
     assert f"installing {wheel} into the venv" in out
+    assert "system site-packages" not in out
+    assert "include-system-site-packages = false" in (root / VENV / "pyvenv.cfg").read_text()
+    assert list((root / VENV / "lib").glob("python3*/site-packages/pip")), "the venv's own pip"
     assert os.access(root / VENV / "bin" / "pi-companion", os.X_OK)
 
     out = check(run(DESTDIR=str(root), PI_COMPANION_WHEEL=str(wheel)))

@@ -149,12 +149,11 @@ def can_build_wheels() -> bool:
 
 
 @pytest.mark.skipif(not can_build_wheels(), reason="setuptools < 70.1 without the wheel package cannot build wheels")
-def test_the_wheel_carries_the_real_pin_map(tmp_path):
-    src, out = source_tree(tmp_path), tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(out), str(src)], check=True, cwd=tmp_path, capture_output=True)
-    (wheel,) = out.glob("pi_companion-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
+@pytest.mark.xdist_group("wheel")   # the session's wheel: built once, on one worker
+def test_the_wheel_carries_the_real_pin_map(built_wheel):
+    # The session's wheel (conftest.py), built by pip from a copy of the checkout that keeps
+    # data/pinmap.toml a symlink.
+    with zipfile.ZipFile(built_wheel) as archive:
         assert archive.read("pi_companion/data/pinmap.toml").decode() == DEFAULT.read_text()
 
 

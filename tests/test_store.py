@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import shutil
 import tempfile
@@ -158,20 +159,6 @@ def test_history_keeps_the_last_n_games(tmp_path):
     assert seeds == [2, 3, 4]
 
 
-def fold(records, at=None):
-    """The report a fold of these log records gives (resume's own fold), and the one after
-    record `at`."""
-    engine = Engine(registry.get("grab-bag"), crash_child.CONFIG.players,
-                    crash_child.CONFIG.options_for("grab-bag"), crash_child.CONFIG.seed or 0)
-    there = None
-    for i, rec in enumerate(records):
-        event = from_record(rec)
-        engine.advance(event) if isinstance(event, float) else engine.feed(event)
-        if i == at:
-            there = engine.report()
-    return engine.report(), there
-
-
 def memory_dir(tmp_path):
     """A real directory in memory where there is one (SIGKILL keeps what was written either
     way; fsync on a busy disk would only slow the loop down)."""
@@ -180,19 +167,61 @@ def memory_dir(tmp_path):
     return tmp_path / "state"
 
 
+class Fold:
+    """The test's own fold of the log's records (resume's own rules, not its code path): the
+    reports it gives, kept from run to run of the SIGKILL loop."""
+
+    def __init__(self) -> None:
+        self.engine = Engine(registry.get("grab-bag"), crash_child.CONFIG.players,
+                             crash_child.CONFIG.options_for("grab-bag"), crash_child.CONFIG.seed or 0)
+        self.records: list[dict] = []
+
+    @staticmethod
+    def feed(engine, rec):
+        event = from_record(rec)
+        engine.advance(event) if isinstance(event, float) else engine.feed(event)
+
+    def extend(self, records, at, where):
+        """Fold the records added since the last call; the report after record `at` (a new one)."""
+        n = len(self.records)
+        assert records[:n] == self.records, f"{where}: the log changed what it held"
+        assert at is None or at >= n, f"{where}: acknowledged before this run"
+        there = None
+        for i in range(n, len(records)):
+            self.feed(self.engine, records[i])
+            if i == at:
+                there = self.engine.report()
+        self.records = list(records)
+        return there
+
+    def resumed(self):
+        """The report of the fold, then the cut: a `resume` at the last logged time."""
+        if not self.records:
+            return self.engine.report()
+        engine = pickle.loads(pickle.dumps(self.engine))
+        self.feed(engine, {"t": self.records[-1]["t"], "resume": 1})
+        return engine.report()
+
+
 def test_sigkill_at_random_moments_loses_no_acknowledged_event(mock_factory, tmp_path):
     # The children fork from one warm interpreter (tests/helpers/zygote.py): each is its own
     # process, SIGKILLed as before, without paying the interpreter's start 100 times.
+    # Each child resumes the log its predecessor left: its first line is the report it resumed
+    # to, checked against the test's own fold of that log (then the cut). The fold is kept
+    # from run to run (the log only grows), so the test folds each record once, not each run.
     rng = random.Random(7)
     script = crash_child.script()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), *sys.path])}
     server = Zygote(env)
     state = memory_dir(tmp_path)
+    folded = Fold()
+    resumed = folded.resumed()                    # what the first child starts from: a new game
     try:
         for run in range(100):
             child = server.spawn("crash_child", [str(state)], tmp_path)
             start = child.out.readline().split(" ", 2)
             acked, reports = int(start[1]), {}
+            assert json.loads(start[2]) == resumed, f"run {run}: resumed to another state"
             for _ in range(rng.randrange(0, 25)):
                 line = child.out.readline()
                 if not line:
@@ -209,16 +238,15 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_event(mock_factory, tmp
                                        "press" in records[i]) for i in inputs]
             assert len(logged) >= acked, f"run {run}: acknowledged {acked}, logged {len(logged)}"
             assert logged == script[:len(logged)], f"run {run}: the log differs from what was played"
-            cut = [{"t": records[-1]["t"], "resume": 1}] if records else []
-            resumed, then = fold(records + cut, inputs[acked - 1] if reports else None)
+            then = folded.extend(records, inputs[acked - 1] if reports else None, f"run {run}")
             if reports:                  # what the child acknowledged is what its log folds to
                 assert reports[acked] == then, f"run {run}"
-            box = make_box(mock_factory, state, crash_child.CONFIG)
-            try:                         # ... and resume is that fold, then the cut
-                assert box.engine.report() == resumed, f"run {run}"
-            finally:
-                box.close()
-            mock_factory.reset()
+            resumed = folded.resumed()   # ... and the next resume is that fold, then the cut
+        box = make_box(mock_factory, state, crash_child.CONFIG)
+        try:                             # the last run's log, resumed here
+            assert box.engine.report() == resumed
+        finally:
+            box.close()
     finally:
         server.close()
         shutil.rmtree(state, ignore_errors=True)

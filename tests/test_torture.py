@@ -54,8 +54,11 @@ def make_box(config: Config, factory: MockFactory, display: Display) -> Box:
     return box
 
 
+PINS = load_pinmap()              # read once: the tests press thousands of times
+
+
 def pin(factory: MockFactory, name: str) -> MockPin:
-    return factory.pin(load_pinmap()[name])
+    return factory.pin(PINS[name])
 
 
 # ---- 10 000 chattering presses --------------------------------------------------------------

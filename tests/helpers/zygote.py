@@ -27,6 +27,9 @@ def serve() -> None:
     """stdin: one JSON job per line {module, argv, env, stdin, stdout, stderr}; stdout: its pid."""
     for name in PROGRAMS:
         importlib.import_module(name).warm()
+    import gc
+    gc.collect()
+    gc.freeze()
 
     def reap(*_: Any) -> None:
         try:
