@@ -140,6 +140,8 @@ class Hub:
         token = secrets.token_urlsafe(9)        # 72 bits; short enough for a QR on the OLED
         if self.token_path is not None:
             try:
+                # A first start: the game log's writer may not have made the directory yet.
+                self.token_path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = self.token_path.with_suffix(".tmp")
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 with os.fdopen(fd, "w") as f:

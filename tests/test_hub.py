@@ -272,6 +272,19 @@ def test_the_host_token_persists_and_new_host_rotates_it(tmp_path):
         factory.reset()
 
 
+def test_the_host_token_is_saved_in_a_state_directory_not_made_yet(tmp_path):
+    """A first start with a new state directory: the hub comes up before the game log's writer
+    has made the directory, and the web process reads the token from it."""
+    box, factory = make_box(tmp_path, store=False)
+    state = tmp_path / "new" / "state"
+    try:
+        hub = Hub(box, tmp_path / "hub.sock", state)
+        assert (state / "host-token").read_text().strip() == hub.token
+    finally:
+        box.close()
+        factory.reset()
+
+
 def test_the_loop_never_writes_to_a_client_however_many_are_connected(rig, monkeypatch):
     """The loop's part of a snapshot is the same for 1 client or 32: it builds the view once and
     wakes the hub thread, which alone writes to the clients (the fan-out is off the loop
