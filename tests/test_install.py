@@ -169,6 +169,8 @@ done
 mkdir -p /run/systemd/system   # pretend systemd runs, so the script starts the service
 bash "$SCRIPT"
 bash "$SCRIPT"
+sed -i 's/^# enabled = false/enabled = true/' /etc/pi-companion/config.toml   # the big screen on
+bash "$SCRIPT"
 bash "$SCRIPT" --uninstall
 test -f /etc/pi-companion/config.toml
 test ! -e /etc/systemd/system/pi-companion.service
@@ -217,7 +219,10 @@ def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run, built_
     uninstall = ["systemctl disable --now pi-companion.service pi-companion-web.service",
                  "systemctl daemon-reload",
                  "udevadm control --reload"]
-    assert run.calls.read_text().splitlines() == install + install + uninstall
+    web_on = install[:-1] + ["systemctl enable pi-companion-web.service",
+                             "systemctl restart pi-companion-web.service"]
+    assert run.calls.read_text().splitlines() == install + install + web_on + uninstall
+    assert "big screen started ([web] enabled = true)" in result.stdout
     assert "started; follow it with: journalctl -u pi-companion -f" in result.stdout
     assert "already installed from this wheel" in result.stdout     # the second run kept it
 
