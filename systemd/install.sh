@@ -127,7 +127,7 @@ install_package() {
     spec=$SRC_COPY$extra
     say "installing $REPO$extra into the venv"
     # shellcheck disable=SC2086
-    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet --no-compile \
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
         ${PI_COMPANION_PIP_ARGS:-} "$spec"
     compile_package
 }
@@ -152,29 +152,23 @@ print(sysconfig.get_path("purelib")); print(pathlib.Path(sys.argv[1]).resolve().
         # pip keeps an installed wheel of the same version: replace it (an update of the code
         # without a new version number), then let the next call add any new dependency.
         # shellcheck disable=SC2086
-        "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet --no-compile \
+        "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
             ${PI_COMPANION_PIP_ARGS:-} --force-reinstall --no-deps "pi-companion @ $uri#sha256=$sum"
     fi
     # shellcheck disable=SC2086
-    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet --no-compile \
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
         ${PI_COMPANION_PIP_ARGS:-} "pi-companion$extra @ $uri#sha256=$sum"
 }
 
 compile_package() {
     # The service runs with a read-only /opt: compile everything now, not on first import.
-    # pip ran with --no-compile, since it compiles one file after another; compileall -j 0
-    # compiles the whole venv on every core (a Pi has four). Like pip, it lets a third-party
-    # file that does not compile pass (say, an example for another Python); pi-companion's own
-    # must compile.
     local purelib
     purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
     if [[ -n $DESTDIR ]]; then
         # Staged: the byte code names the final paths, and so do the scripts (next).
-        "$VENV/bin/python" -m compileall -qq -f -j 0 -s "$DESTDIR" "$purelib" || true
         "$VENV/bin/python" -m compileall -q -f -j 0 -s "$DESTDIR" "$purelib/pi_companion"
         relocate_venv
     else
-        "$VENV/bin/python" -m compileall -qq -j 0 "$purelib" || true
         "$VENV/bin/python" -m compileall -q -j 0 "$purelib/pi_companion"
     fi
 }

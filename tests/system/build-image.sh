@@ -71,6 +71,7 @@ install -D -m 0755 "$HERE/image/gpio-sim-setup" "\$R/usr/local/sbin/gpio-sim-set
 install -D -m 0755 "$HERE/image/systest-runner" "\$R/usr/local/sbin/systest-runner"
 install -D -m 0644 "$HERE/image/gpio-sim-setup.service" "\$R/etc/systemd/system/gpio-sim-setup.service"
 install -D -m 0644 "$HERE/image/systest-runner.service" "\$R/etc/systemd/system/systest-runner.service"
+install -D -m 0644 "$HERE/image/systest.mount" "\$R/etc/systemd/system/systest.mount"
 install -D -m 0644 "$HERE/image/99-gpiochip.rules" "\$R/etc/udev/rules.d/99-gpiochip.rules"
 install -D -m 0644 "$HERE/image/pi-companion-test.conf" "\$R/etc/systemd/system/pi-companion.service.d/systest.conf"
 install -D -m 0644 "$HERE/image/cpuinfo" "\$R/etc/systest/cpuinfo"
@@ -85,7 +86,7 @@ chroot "\$R" systemctl mask -q apt-daily.timer apt-daily-upgrade.timer e2scrub_a
     modprobe@dm_mod.service modprobe@loop.service modprobe@efi_pstore.service \
     modprobe@fuse.service systemd-binfmt.service proc-sys-fs-binfmt_misc.automount \
     sys-fs-fuse-connections.mount systemd-pstore.service 2>/dev/null || true
-chroot "\$R" systemctl enable -q gpio-sim-setup.service systest-runner.service
+chroot "\$R" systemctl enable -q gpio-sim-setup.service systest.mount systest-runner.service
 HOOK
 chmod +x "$WORK/customize.sh"
 

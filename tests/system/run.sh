@@ -120,8 +120,13 @@ image() {
     IMAGE=$CACHE/image-$key
     if [[ ! -f $IMAGE/.complete ]]; then
         say "building the bookworm image $IMAGE (cached afterwards)"
+        local t
+        t=$(date +%s)
         rm -rf "$IMAGE"
-        bash "$HERE/build-image.sh" "$IMAGE" "$LGPIO_WHEEL" "$CACHE/modules" >"$CACHE/build-image.log" 2>&1 \
+        # Each line of the log with the seconds since the build began (where the time goes).
+        bash "$HERE/build-image.sh" "$IMAGE" "$LGPIO_WHEEL" "$CACHE/modules" 2>&1 \
+            | while IFS= read -r line; do printf '[%3ds] %s\n' $(($(date +%s) - t)) "$line"; done \
+            >"$CACHE/build-image.log" \
             || { tail -n 30 "$CACHE/build-image.log" >&2; fail "building the image failed (log: $CACHE/build-image.log)"; }
         touch "$IMAGE/.complete"
         # Older images are keyed on older inputs: drop them.

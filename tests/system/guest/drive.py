@@ -71,7 +71,7 @@ def round_(first: str, second: str) -> dict[str, float]:
     t0 = time.monotonic_ns()
     os.write(a, b"pull-down")              # the kernel stamps this edge now ...
     t0_end = time.monotonic_ns()
-    while time.monotonic_ns() - t0 < GAP_S * 1e9:
+    while time.monotonic_ns() - t0_end < GAP_S * 1e9:
         pass
     t1 = time.monotonic_ns()
     os.write(b, b"pull-down")              # ... and this one at least 1 ms later
