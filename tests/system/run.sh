@@ -10,6 +10,7 @@
 # $SYSTEST_CACHE (default /var/cache/pi-companion-systest), keyed on their inputs.
 # SYSTEST_ACCEL=kvm uses KVM where it works (default tcg: KVM is broken on some CI hosts).
 # SYSTEST_KEEP=1 keeps the run directory (disk, serial console, stage logs) for inspection.
+# SYSTEST_BOOT_REPORT=1 adds systemd-analyze's view of each boot to the stages' output.
 set -euo pipefail
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd -- "$HERE/../.." && pwd)
@@ -176,6 +177,9 @@ rm -rf "$RUN/build"
 say "built $(cd "$SHARE/wheels" && ls pi_companion-*.whl)"
 lap "overlay disk, checkout copy, pi-companion wheel"
 cp "$HERE/guest/stages.sh" "$HERE/guest/drive.py" "$SHARE/"
+# SYSTEST_BOOT_REPORT=1: each stage ends with systemd-analyze's time, blame and critical chain
+# (about 10 s a boot under TCG, so not by default).
+[[ ${SYSTEST_BOOT_REPORT:-0} == 1 ]] && touch "$SHARE/boot-report"
 # The score the docs claim: "scores **0.6 SAFE**" in systemd/README.md.
 sed -n 's/.*scores \*\*\([0-9.]*\) [A-Z]*\*\*.*/\1/p' "$REPO/systemd/README.md" | head -n1 >"$SHARE/claimed-score"
 [[ -s $SHARE/claimed-score ]] || fail "systemd/README.md claims no security score"
