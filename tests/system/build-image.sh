@@ -90,11 +90,21 @@ chroot "\$R" systemctl enable -q gpio-sim-setup.service systest.mount systest-ru
 HOOK
 chmod +x "$WORK/customize.sh"
 
+# The kernel's modules for hardware a QEMU guest without network, sound or USB never has: 250 of
+# the image's 650 MB, each unpacked and copied into the disk image for nothing.
+MODULE_EXCLUDES=()
+for m in drivers/net drivers/gpu drivers/media drivers/scsi drivers/infiniband drivers/iio \
+    drivers/staging drivers/usb drivers/bluetooth drivers/isdn sound net/wireless net/mac80211 \
+    net/bluetooth net/netfilter; do
+    MODULE_EXCLUDES+=("--dpkgopt=path-exclude=/lib/modules/*/kernel/$m/*"
+                      "--dpkgopt=path-exclude=/usr/lib/modules/*/kernel/$m/*")
+done
 echo "build-image: mmdebstrap bookworm from $MIRROR"
 mmdebstrap --variant=minbase --dpkgopt=force-unsafe-io \
     --include=systemd,systemd-sysv,udev,dbus,polkitd,linux-image-amd64,python3,python3-venv,python3-pip,make,kmod,initramfs-tools,procps \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
+    "${MODULE_EXCLUDES[@]}" \
     --essential-hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d"; echo MODULES=list > "$1/etc/initramfs-tools/conf.d/systest.conf"; printf "virtio_pci\nvirtio_blk\next4\ncrc32c_generic\n" > "$1/usr/share/initramfs-tools/modules.d/systest"' \
     --customize-hook="$WORK/customize.sh \"\$1\"" \
     bookworm "$ROOT" "deb $MIRROR bookworm main" "deb $SECURITY bookworm-security main"
