@@ -508,14 +508,22 @@ class Box:
             self.on_frame(frame)
 
     def close(self) -> None:
+        """Stop the loop, release the hardware, then close the game log. A part that fails to
+        let go is logged and the others still close: on a real chip lgpio can refuse to reclaim
+        a line whose edge alert is live ('GPIO busy'), and a MENU power-off must not end in a
+        crash and a restart instead."""
         self.stop()
+        parts: list[tuple[str, Callable[[], Any]]] = [
+            ("the LEDs", self.leds.close), ("the piezo", self.piezo.close),
+            ("the display", lambda: self.display.close(farewell())),
+            *((f"input {name}", device.close) for name, device in self.inputs.items())]
         if self.puck is not None:
-            self.puck.close()
-        self.leds.close()
-        self.piezo.close()
-        self.display.close(farewell())
-        for device in self.inputs.values():
-            device.close()
+            parts.insert(0, ("the puck", self.puck.close))
+        for what, close in parts:
+            try:
+                close()
+            except Exception as err:
+                log.error("closing %s: %s: %s", what, type(err).__name__, err)
         if self.store is not None:
             self.store.close()
 

@@ -115,6 +115,51 @@ def test_menu_held_three_seconds_shows_shutting_down_and_powers_off(tmp_path, mo
         Device.pin_factory = previous
 
 
+def test_menu_power_off_when_a_pin_will_not_let_go(tmp_path, monkeypatch, caplog):
+    """In the system test's VM, lgpio refused to reclaim the MENU line on close ('GPIO busy'):
+    the daemon crashed before powering off, and systemd restarted it instead."""
+    import argparse
+    import threading
+
+    from gpiozero import Device
+    from gpiozero.pins.mock import MockPin
+
+    from pi_companion import daemon, systemd
+    from pi_companion.hw.pinmap import load_pinmap
+
+    menu_pin = load_pinmap()["MENU"]
+    real_close = MockPin.close
+
+    def close(pin):
+        if pin.info.name == f"GPIO{menu_pin}":
+            raise RuntimeError("GPIO busy")          # what lgpio.error said in the VM
+        real_close(pin)
+
+    monkeypatch.setattr(MockPin, "close", close)
+    powered_off = threading.Event()
+    monkeypatch.setattr(systemd, "power_off", powered_off.set)
+    monkeypatch.setattr(daemon.signal, "signal", lambda *a: None)    # not the main thread here
+    args = argparse.Namespace(config=os.devnull, game=None, players=None,
+                              pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
+    result = []
+    previous = Device.pin_factory
+    thread = threading.Thread(target=lambda: result.append(daemon.main(args)))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "state" / "current.log").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        Device.pin_factory.pin(menu_pin).drive_low()
+        thread.join(timeout=10)
+        assert result == [0] and powered_off.is_set()
+        assert "closing input MENU: RuntimeError: GPIO busy" in caplog.text
+    finally:
+        monkeypatch.setattr(MockPin, "close", real_close)
+        Device.pin_factory.reset()
+        Device.pin_factory = previous
+
+
 def test_idle_without_a_display_once_its_retry_is_due(tmp_path):
     """The display missing: its retry (every 5 s) once spun the loop on a whole core.
 
