@@ -75,6 +75,11 @@ TEMPLATE=$REPO/pi_companion/data/config-template.toml
 if [[ $LIVE == 1 && $EUID -ne 0 ]]; then
     die "run as root (sudo make install), or set DESTDIR / pass --dry-run"
 fi
+# A wrong wheel is said before anything is made (a venv with ensurepip takes minutes on a Pi).
+if [[ $MODE == install && -n ${PI_COMPANION_WHEEL:-} ]]; then
+    [[ -f $PI_COMPANION_WHEEL && $(basename -- "$PI_COMPANION_WHEEL") == pi_companion-*.whl ]] \
+        || die "PI_COMPANION_WHEEL is not a pi_companion wheel: $PI_COMPANION_WHEEL"
+fi
 
 make_venv() {
     "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \

@@ -157,6 +157,7 @@ def test_bad_input_fails_before_installing(tmp_path: Path, run, args: tuple[str,
     result = run(*args, DESTDIR=str(root), **{"PI_COMPANION_VENV_ARGS": "--system-site-packages", **env})
     assert result.returncode != 0
     assert not (root / "etc").exists()
+    assert not (root / "opt").exists()      # no half-made venv either (ensurepip takes minutes on a Pi)
 
 
 LIVE_INNER = """
