@@ -78,25 +78,21 @@ def test_run_without_a_pin_factory_says_so(tmp_path):
     assert out.stderr.count("\n") == 1
 
 
-def test_menu_held_three_seconds_shows_shutting_down_and_powers_off(tmp_path, monkeypatch):
+def hold_menu_on_a_running_daemon(tmp_path, monkeypatch) -> list[int]:
+    """Run `daemon.main` on mock pins in a thread, hold MENU until it returns; its result.
+    `systemd.power_off` is patched: the test's `powered_off` event tells whether it was called."""
     import argparse
     import threading
 
     from gpiozero import Device
 
-    from pi_companion import daemon, systemd
+    from pi_companion import daemon
     from pi_companion.hw.pinmap import load_pinmap
-    from pi_companion.ui import screens
 
-    powered_off = threading.Event()
-    shown = []
-    monkeypatch.setattr(systemd, "power_off", powered_off.set)
     monkeypatch.setattr(daemon.signal, "signal", lambda *a: None)    # not the main thread here
-    real_message = screens.message_frame
-    monkeypatch.setattr(screens, "message_frame", lambda text: shown.append(text) or real_message(text))
     args = argparse.Namespace(config=os.devnull, game=None, players=None,
                               pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
-    result = []
+    result: list[int] = []
     previous = Device.pin_factory
     thread = threading.Thread(target=lambda: result.append(daemon.main(args)))
     thread.start()
@@ -105,26 +101,37 @@ def test_menu_held_three_seconds_shows_shutting_down_and_powers_off(tmp_path, mo
         while not (tmp_path / "state" / "current.log").exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         time.sleep(0.2)
-        menu = Device.pin_factory.pin(load_pinmap()["MENU"])
-        menu.drive_low()
+        Device.pin_factory.pin(load_pinmap()["MENU"]).drive_low()
         thread.join(timeout=10)
-        assert result == [0] and powered_off.is_set()
-        assert shown == ["Shutting down", "powered off"]      # the last frame stays on the panel
+        return result
     finally:
         Device.pin_factory.reset()
         Device.pin_factory = previous
 
 
+def test_menu_held_three_seconds_shows_shutting_down_and_powers_off(tmp_path, monkeypatch):
+    import threading
+
+    from pi_companion import systemd
+    from pi_companion.ui import screens
+
+    powered_off = threading.Event()
+    shown = []
+    monkeypatch.setattr(systemd, "power_off", powered_off.set)
+    real_message = screens.message_frame
+    monkeypatch.setattr(screens, "message_frame", lambda text: shown.append(text) or real_message(text))
+    assert hold_menu_on_a_running_daemon(tmp_path, monkeypatch) == [0] and powered_off.is_set()
+    assert shown == ["Shutting down", "powered off"]      # the last frame stays on the panel
+
+
 def test_menu_power_off_when_a_pin_will_not_let_go(tmp_path, monkeypatch, caplog):
     """In the system test's VM, lgpio refused to reclaim the MENU line on close ('GPIO busy'):
     the daemon crashed before powering off, and systemd restarted it instead."""
-    import argparse
     import threading
 
-    from gpiozero import Device
     from gpiozero.pins.mock import MockPin
 
-    from pi_companion import daemon, systemd
+    from pi_companion import systemd
     from pi_companion.hw.pinmap import load_pinmap
 
     menu_pin = load_pinmap()["MENU"]
@@ -138,26 +145,11 @@ def test_menu_power_off_when_a_pin_will_not_let_go(tmp_path, monkeypatch, caplog
     monkeypatch.setattr(MockPin, "close", close)
     powered_off = threading.Event()
     monkeypatch.setattr(systemd, "power_off", powered_off.set)
-    monkeypatch.setattr(daemon.signal, "signal", lambda *a: None)    # not the main thread here
-    args = argparse.Namespace(config=os.devnull, game=None, players=None,
-                              pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
-    result = []
-    previous = Device.pin_factory
-    thread = threading.Thread(target=lambda: result.append(daemon.main(args)))
-    thread.start()
     try:
-        deadline = time.monotonic() + 10
-        while not (tmp_path / "state" / "current.log").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.2)
-        Device.pin_factory.pin(menu_pin).drive_low()
-        thread.join(timeout=10)
-        assert result == [0] and powered_off.is_set()
+        assert hold_menu_on_a_running_daemon(tmp_path, monkeypatch) == [0] and powered_off.is_set()
         assert "closing input MENU: RuntimeError: GPIO busy" in caplog.text
     finally:
         monkeypatch.setattr(MockPin, "close", real_close)
-        Device.pin_factory.reset()
-        Device.pin_factory = previous
 
 
 def test_idle_without_a_display_once_its_retry_is_due(tmp_path):
