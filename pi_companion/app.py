@@ -148,7 +148,7 @@ class Box:
         for event in self.puck_mail.take():
             self.handle(Wake(event))
 
-    def _reconcile_buttons(self) -> None:
+    def _reconcile_buttons(self, new_game: bool = False) -> None:
         """Make the engine's buttons the real ones at start, and log that as a `resume` record.
 
         After a power cut the log may leave buttons down (a press whose release was never
@@ -156,12 +156,14 @@ class Box:
         happening any more. A `Resume` at the last logged time releases every button without
         effect, stops those timers, closes an open settle window on the presses it holds and
         drops a shutdown request; buttons down now are ignored until released. A fresh log
-        only needs it when a button is down."""
+        only needs it when a button is down, and so does a new game (`new_game`: a new engine,
+        which without it read a button stuck down with its edge lost as a press in flight and
+        held the first settle window of every game for it)."""
         held = tuple(name for name, device in self.inputs.items()
                      if name in BUTTON_NAMES and device.is_active)
         for name in held:
             log.warning("button %s is held down at start (stuck?): ignored until released", name)
-        if self.resumed or held:
+        if (self.resumed and not new_game) or held:
             event = Resume(self.engine.clock, held)
             self._log(to_record(event))
             self.engine.feed(event)
@@ -483,8 +485,10 @@ class Box:
             log.info("switching to %s", req.arg)
             self.config = self.config.with_game(req.arg)
             self._use(engine)
+            self._reconcile_buttons(new_game=True)
         elif req.name == "new":
             self._use(self._new_engine(self.engine.rules.name))
+            self._reconcile_buttons(new_game=True)
         if self.on_request is not None:
             self.on_request(req)
 

@@ -23,7 +23,7 @@ from test_resume_exact import fold, state, state_directory
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import PENDING_GRACE_S, Engine
-from pi_companion.core.events import Edge, Pending, Resume, Sound
+from pi_companion.core.events import Edge, HostCommand, Pending, Resume, Sound
 from pi_companion.core.records import from_record, to_record
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
@@ -236,6 +236,41 @@ def test_a_pin_that_reads_pressed_but_never_sends_its_edge_holds_one_window_20_m
             box.pump()
             box.engine.new_game()
         assert sum("pending" in r for r in box.store.load()[1]) == 1
+    finally:
+        box.close()
+        box.factory.reset()
+
+
+def test_a_pin_stuck_down_without_its_edge_holds_no_window_of_the_next_game(tmp_path):
+    """A new game is a new engine: it knew nothing of the stuck button, read it as an edge in
+    flight and held its first window 20 ms again, in every game. Like a button down at start, a
+    button down when a new game starts is held (a `resume` record) and ignored until released."""
+    Clock.now, LatePin.held = 5.0, []
+    box = late_box(tmp_path)
+    try:
+        box.factory.pin(PINS["P1"]).drive_low()       # its callback never comes (lost edge)
+        LatePin.held = []
+        for start in (5.0, 6.0):
+            Clock.now = start
+            box.factory.pin(PINS["P2"]).drive_low()
+            LatePin.deliver()
+            box.pump()
+            Clock.now = start + 0.0025                # due: P1 reads down, no edge has come
+            box.queue.put(Wake())
+            box.pump()
+            assert box.engine.settling == (start == 5.0)   # waited in the first game only
+            Clock.now = start + 0.0225
+            box.queue.put(Wake())
+            box.pump()
+            assert box.engine.table.last_buzz.winner == 1
+            box.factory.pin(PINS["P2"]).drive_high()
+            LatePin.deliver()
+            box.put_host_command(HostCommand(0.0, "new"))   # the host's phone: a new game
+            box.pump()
+        header, records = box.store.load()
+        assert not any("pending" in r for r in records)
+        assert records[0] == {"t": 0.0, "resume": 1, "held": ["P1"]}
+        assert box.engine.held() == ["P1"] and state(fold(box.store)) == state(box.engine)
     finally:
         box.close()
         box.factory.reset()

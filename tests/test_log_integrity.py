@@ -157,6 +157,31 @@ def test_flipped_bits_resume_the_valid_prefix_never_a_wrong_state(tmp_path, nosy
     assert outcomes["resumed"] > 0.9 * BITFLIP_TRIES
 
 
+ABSURD_TIMES = {                      # CRC-valid lines no box writes: a time that is not one
+    "nan-press": b'{"t":NaN,"press":"P1"}', "inf-release": b'{"t":Infinity,"release":"P2"}',
+    "far-advance": b'{"t":1e300,"advance":1}', "far-pending": b'{"t":1e300,"pending":["P1"],"until":1e300}',
+    "minus-inf-pending": b'{"t":-Infinity,"pending":["P1"],"until":0}',
+}
+
+
+@pytest.mark.parametrize("name", list(ABSURD_TIMES))
+def test_a_record_whose_time_is_not_a_time_ends_the_valid_prefix(tmp_path, nosync, resumer, name):
+    """A NaN press time became a NaN buzz margin (the big screen's JSON is then invalid), and a
+    clock at 1e300 absorbs every settle window (each later press a tie): damage, not a record."""
+    source = tmp_path / "source"
+    records = write_log(source)
+    half = len(records) // 2
+    lines = (source / "current.log").read_bytes().split(b"\n")
+    lines.insert(1 + half, ABSURD_TIMES[name] + b" %08x" % zlib.crc32(ABSURD_TIMES[name]))
+    (source / "current.log").write_bytes(b"\n".join(lines))
+    resumed, _ = resume_in(resumer, source)
+    assert resumed and resumer.resumed_records == half
+    assert resumer.engine.report() == prefix_reports(records)[half]
+    assert resumer.engine.notice.startswith("recovered to ")
+    assert len(list(source.glob("corrupt-*.log"))) == 1
+    json.dumps(resumer.engine.report(), allow_nan=False)
+
+
 def v1_lines(header: dict, records: list[dict]) -> bytes:
     """A log exactly as the version before checksums wrote it."""
     return b"".join(json.dumps(obj, separators=(",", ":")).encode() + b"\n"

@@ -14,6 +14,9 @@ from .events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, Inp
 Record = dict[str, Any]
 TIME_DIGITS = 6
 PENDING_MAX_S = 1.0     # a `pending` record's wait beyond this is damage, not a late edge
+TIME_MAX_S = 1e9        # a logged time beyond +-this (31 years; NaN, infinity) is damage, not a
+                        # time: past 2**53 us (9e9 s) microseconds are no longer exact, and a
+                        # clock that far out absorbs a settle window (every press a tie)
 
 
 def quantize(t: float) -> float:
@@ -59,6 +62,8 @@ def advance_record(t: float) -> Record:
 def from_record(rec: Record) -> InputEvent | float:
     """The event a record holds, or the time of an `advance` record. KeyError/ValueError if bad."""
     t = float(rec["t"])
+    if not -TIME_MAX_S <= t <= TIME_MAX_S:            # (False for NaN too)
+        raise ValueError(f"time out of range in {rec!r}"[:120])
     if "advance" in rec:
         return t
     if "resume" in rec:
