@@ -33,14 +33,32 @@ class NoGame(Exception):
     """No game log to read, or one that cannot be folded (the message says which)."""
 
 
-def fold(header: dict[str, Any], records: list[dict[str, Any]], debounce_s: float) -> Engine:
-    """The engine a logged game leads to (the daemon's resume does the same)."""
-    engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
-                    int(header["seed"]), debounce_s=debounce_s)
-    for rec in records:
-        event = from_record(rec)
+def fold(header: dict[str, Any], records: list[dict[str, Any]], debounce_s: float
+         ) -> tuple[Engine, int, str | None]:
+    """The engine a logged game leads to, the number of records folded into it and, if a record
+    ended the valid prefix, why. As the daemon's resume: a record that is not an input, or that
+    the engine refuses, ends the prefix, and the engine is folded again up to it."""
+    def new_engine() -> Engine:
+        return Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
+                      int(header["seed"]), debounce_s=debounce_s)
+
+    def step(engine: Engine, event: Any) -> None:
         engine.advance(event) if isinstance(event, float) else engine.feed(event)
-    return engine
+
+    engine = new_engine()
+    for i, rec in enumerate(records):
+        try:
+            event = from_record(rec)
+        except Exception as err:
+            return engine, i, f"record {i + 1}: {type(err).__name__}: {str(err)[:60]}"
+        try:
+            step(engine, event)
+        except Exception as err:          # the engine may be half-changed: fold the prefix again
+            engine = new_engine()
+            for good in records[:i]:
+                step(engine, from_record(good))
+            return engine, i, f"record {i + 1}: cannot fold ({type(err).__name__}: {str(err)[:60]})"
+    return engine, len(records), None
 
 
 def read_state(state_dir: Path, debounce_s: float) -> tuple[Engine, int]:
@@ -67,9 +85,13 @@ def read_state(state_dir: Path, debounce_s: float) -> tuple[Engine, int]:
         raise NoGame(f"{log_path} cannot be resumed ({why}); the daemon will set it aside")
     header, records = loaded
     try:
-        return fold(header, records, debounce_s), len(records)
+        engine, count, damage = fold(header, records, debounce_s)
     except Exception as err:
         raise NoGame(f"{log_path} cannot be resumed ({type(err).__name__}: {err})") from None
+    if damage is not None:
+        print(f"pi-companion: {log_path}: {damage}; the daemon will resume the {count} records "
+              "before it", file=sys.stderr)
+    return engine, count
 
 
 def table(report: dict[str, Any]) -> str:

@@ -74,3 +74,24 @@ def test_status_of_an_unreadable_log_says_so_in_one_line(tmp_path: Path) -> None
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "cannot be resumed" in result.stderr
     assert (tmp_path / "current.log").read_bytes() == b"\xff\xfe not json\n"
+
+
+def test_status_shows_the_valid_prefix_the_daemon_resumes_when_a_record_is_damaged(tmp_path: Path) -> None:
+    """A record whose checksum holds but whose content is impossible (here a time of NaN) ends
+    the valid prefix for the daemon's resume: status shows that same prefix, not 'cannot be
+    resumed', and says once what it stopped at."""
+    from pi_companion.store import encode
+
+    live = play_into(tmp_path)
+    log = tmp_path / "current.log"
+    good = len(log.read_bytes().splitlines()) - 1                 # records after the header
+    damaged = log.read_bytes() + encode({"t": float("nan"), "press": "P1"}) \
+        + encode({"t": 99.0, "press": "P2"})
+    log.write_bytes(damaged)
+    result = status("--config", str(tmp_path / "absent.toml"), "--state-dir", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert {k: report[k] for k in live} == json.loads(json.dumps(live))
+    assert report["logged_inputs"] == good
+    assert result.stderr.count("\n") == 1 and f"record {good + 1}" in result.stderr
+    assert log.read_bytes() == damaged                       # read-only
