@@ -210,6 +210,29 @@ def test_a_late_press_is_decided_live_by_timestamp_and_resume_decides_the_same(t
         again.factory.reset()
 
 
+def race_beside_a_stuck_p1(box, start, on_due=None):
+    """P2 buzzes at `start` while P1 reads down with no edge (lost); the window is looked at
+    when due, then its 20 ms wait runs out. Whether it waited at the due time."""
+    Clock.now = start
+    box.factory.pin(PINS["P2"]).drive_low()
+    LatePin.deliver()
+    box.pump()
+    Clock.now = start + 0.0025                        # due: P1 reads down, no edge has come
+    box.queue.put(Wake())
+    box.pump()
+    waited = box.engine.settling
+    if on_due is not None:
+        on_due(waited)
+    Clock.now = start + 0.0225                        # the wait is over: decided without it
+    box.queue.put(Wake())
+    box.pump()
+    assert not box.engine.settling and box.engine.table.last_buzz.winner == 1
+    box.factory.pin(PINS["P2"]).drive_high()
+    LatePin.deliver()
+    box.pump()
+    return waited
+
+
 def test_a_pin_that_reads_pressed_but_never_sends_its_edge_holds_one_window_20_ms_only(tmp_path):
     Clock.now, LatePin.held = 5.0, []
     box = late_box(tmp_path)
@@ -217,23 +240,11 @@ def test_a_pin_that_reads_pressed_but_never_sends_its_edge_holds_one_window_20_m
         box.factory.pin(PINS["P1"]).drive_low()       # its callback never comes (lost edge)
         LatePin.held = []
         for start, waits in ((5.0, True), (6.0, False)):
-            Clock.now = start
-            box.factory.pin(PINS["P2"]).drive_low()
-            LatePin.deliver()
-            box.pump()
-            Clock.now = start + 0.0025                # due: P1 reads down, no edge has come
-            box.queue.put(Wake())
-            box.pump()
-            assert box.engine.settling == waits
-            if waits:                                 # until 20 ms after the look (game time)
-                assert box.engine.next_deadline() == pytest.approx(start - 5.0 + 0.0225)
-            Clock.now = start + 0.0225                # the wait is over: decided without it
-            box.queue.put(Wake())
-            box.pump()
-            assert not box.engine.settling and box.engine.table.last_buzz.winner == 1
-            box.factory.pin(PINS["P2"]).drive_high()
-            LatePin.deliver()
-            box.pump()
+            def at_due(waited, start=start, waits=waits):
+                assert waited == waits
+                if waits:                             # until 20 ms after the look (game time)
+                    assert box.engine.next_deadline() == pytest.approx(start - 5.0 + 0.0225)
+            race_beside_a_stuck_p1(box, start, at_due)
             box.engine.new_game()
         assert sum("pending" in r for r in box.store.load()[1]) == 1
     finally:
@@ -251,20 +262,8 @@ def test_a_pin_stuck_down_without_its_edge_holds_no_window_of_the_next_game(tmp_
         box.factory.pin(PINS["P1"]).drive_low()       # its callback never comes (lost edge)
         LatePin.held = []
         for start in (5.0, 6.0):
-            Clock.now = start
-            box.factory.pin(PINS["P2"]).drive_low()
-            LatePin.deliver()
-            box.pump()
-            Clock.now = start + 0.0025                # due: P1 reads down, no edge has come
-            box.queue.put(Wake())
-            box.pump()
-            assert box.engine.settling == (start == 5.0)   # waited in the first game only
-            Clock.now = start + 0.0225
-            box.queue.put(Wake())
-            box.pump()
-            assert box.engine.table.last_buzz.winner == 1
-            box.factory.pin(PINS["P2"]).drive_high()
-            LatePin.deliver()
+            waited = race_beside_a_stuck_p1(box, start)
+            assert waited == (start == 5.0)           # waited in the first game only
             box.put_host_command(HostCommand(0.0, "new"))   # the host's phone: a new game
             box.pump()
         header, records = box.store.load()
