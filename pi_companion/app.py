@@ -21,11 +21,11 @@ from typing import Any, Callable
 from PIL import ImageDraw
 
 from .config import Config
-from .core.engine import Engine
+from .core.engine import Engine, fold_records
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, PuckStatus,
                           Request, Resume, Sound)
 from .core.frozen import replace       # dataclasses.replace without its field walk (per input)
-from .core.records import advance_record, from_record, quantize, to_record
+from .core.records import advance_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
 from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs, reading_pressed
@@ -206,20 +206,10 @@ class Box:
             except Exception as err:  # any bad header content: keep the file, start afresh
                 self.store.move_aside(f"cannot resume ({type(err).__name__}: {str(err)[:80]})")
                 return False
-            broken = False
-            for rec in reader.records():
-                try:
-                    event = from_record(rec)
-                except Exception as err:      # a record of the wrong shape: damage
-                    reader.reject(f"{type(err).__name__}: {str(err)[:60]}")
-                    break
-                try:
-                    engine.advance(event) if isinstance(event, float) else engine.feed(event)
-                except Exception as err:      # the engine may be half-changed: fold again
-                    reader.reject(f"cannot fold ({type(err).__name__}: {str(err)[:60]})")
-                    broken = True
-                    break
-            if broken:
+            _, why, broken = fold_records(engine, reader.records())
+            if why is not None:
+                reader.reject(why)
+            if broken:                        # the engine may be half-changed: fold again
                 engine = self._refold(reader, reader.count)
             self.store.resumed(reader)
         engine.tunes = self.config.tunes
@@ -248,9 +238,7 @@ class Box:
         engine = self._engine_for(reader.header)
         damage = reader.damage
         reader.count, reader.good_end = 0, reader.header_end
-        for rec in reader.records(limit=good):
-            event = from_record(rec)
-            engine.advance(event) if isinstance(event, float) else engine.feed(event)
+        fold_records(engine, reader.records(limit=good))
         reader.damage = damage
         return engine
 
@@ -391,6 +379,7 @@ class Box:
         if isinstance(item, PuckWake):
             self._puck_take()
             return
+        later: dict[str, Any] | None = None      # a record handed to the writer after the LEDs
         if isinstance(item, RawEdge):
             event: InputEvent | None = self.to_event(item)   # already at the log's precision
         else:
@@ -411,34 +400,29 @@ class Box:
             early = self._look(now)
             deadline = self.engine.next_deadline()
             due = deadline is not None and deadline <= now
-            before = self.store.seq if self.store is not None else 0
+            seq = self.store.seq if self.store is not None else 0
             window, undo = self.engine.window, len(self.engine.undo_stack)
-            if not (due and window is not None):
-                seq = self._log(advance_record(now)) if due else before
-                effects = early + self.engine.advance(now)
-            else:
-                effects = early + self.engine.advance(now)
-                if self.engine.window is None and undo == len(self.engine.undo_stack) \
+            effects = early + self.engine.advance(now)
+            if due:
+                record = advance_record(now)
+                if window is not None and self.engine.window is None \
+                        and undo == len(self.engine.undo_stack) \
                         and not any(isinstance(e, Request) for e in effects):
                     # A settle window closed: the buzz is decided by the logged presses alone
                     # (their fsync overlapped the window), so its LEDs wait for those, not for
                     # this wake-up's record, which is handed to the writer after the LEDs (the
                     # log's order is the same: nothing else is logged in between).
-                    lit = self.engine.lit()
-                    if effects or lit != self.leds.lit:
-                        self._durable(before)
-                    try:
-                        self.leds.show(lit)
-                    finally:
-                        self._log(advance_record(now))
-                    self.apply(effects)
-                    self.stale = True
-                    return
-                seq = self._log(advance_record(now))   # judgements and undos wait for their own
+                    later = record
+                else:
+                    seq = self._log(record)   # judgements and undos wait for their own
         lit = self.engine.lit()
         if effects or lit != self.leds.lit:
             self._durable(seq)
-        self.leds.show(lit)            # lights first: the sound's worker is woken after them
+        try:
+            self.leds.show(lit)        # lights first: the sound's worker is woken after them
+        finally:
+            if later is not None:
+                self._log(later)
         self.apply(effects)
         self.stale = True
 

@@ -14,8 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .core.engine import Engine
-from .core.records import from_record
+from .core.engine import Engine, fold_records
 from .games import registry
 from .store import GameLog
 
@@ -36,29 +35,17 @@ class NoGame(Exception):
 def fold(header: dict[str, Any], records: list[dict[str, Any]], debounce_s: float
          ) -> tuple[Engine, int, str | None]:
     """The engine a logged game leads to, the number of records folded into it and, if a record
-    ended the valid prefix, why. As the daemon's resume: a record that is not an input, or that
-    the engine refuses, ends the prefix, and the engine is folded again up to it."""
+    ended the valid prefix, why: the daemon's resume (`fold_records`) on the loaded records."""
     def new_engine() -> Engine:
         return Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
                       int(header["seed"]), debounce_s=debounce_s)
 
-    def step(engine: Engine, event: Any) -> None:
-        engine.advance(event) if isinstance(event, float) else engine.feed(event)
-
     engine = new_engine()
-    for i, rec in enumerate(records):
-        try:
-            event = from_record(rec)
-        except Exception as err:
-            return engine, i, f"record {i + 1}: {type(err).__name__}: {str(err)[:60]}"
-        try:
-            step(engine, event)
-        except Exception as err:          # the engine may be half-changed: fold the prefix again
-            engine = new_engine()
-            for good in records[:i]:
-                step(engine, from_record(good))
-            return engine, i, f"record {i + 1}: cannot fold ({type(err).__name__}: {str(err)[:60]})"
-    return engine, len(records), None
+    count, why, broken = fold_records(engine, records)
+    if broken:                            # the engine may be half-changed: fold the prefix again
+        engine = new_engine()
+        fold_records(engine, records[:count])
+    return engine, count, None if why is None else f"record {count + 1}: {why}"
 
 
 def read_state(state_dir: Path, debounce_s: float) -> tuple[Engine, int]:

@@ -21,7 +21,7 @@ from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, En
 from .frozen import replace
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .quadrature import Quadrature
-from .records import quantize
+from .records import Record, from_record, quantize
 from .tunes import DEFAULT_TUNES, buzz_sound
 
 LONG_S = {"YES": 1.0, "NO": 1.0, "MENU": 3.0}
@@ -585,3 +585,23 @@ class Engine:
         self.window = None
         self._spent_tick = None
         self.notice = "New game"
+
+
+def fold_records(engine: Engine, records: Iterable[Record]) -> tuple[int, str | None, bool]:
+    """Feed logged records to `engine` in order, as a resume does, up to the first one that is
+    not an input (`from_record` refuses it) or that the engine refuses: the end of the valid
+    prefix. Returns how many were folded, why it stopped there (None: every record folded) and
+    whether the engine may be half-changed by the refused record (then fold a new engine
+    through the good ones again)."""
+    count = 0
+    for rec in records:
+        try:
+            event = from_record(rec)
+        except Exception as err:          # a record of the wrong shape: damage
+            return count, f"{type(err).__name__}: {str(err)[:60]}", False
+        try:
+            engine.advance(event) if isinstance(event, float) else engine.feed(event)
+        except Exception as err:
+            return count, f"cannot fold ({type(err).__name__}: {str(err)[:60]})", True
+        count += 1
+    return count, None, False
