@@ -20,7 +20,7 @@ from typing import Any
 from luma.oled.device import sh1106
 from PIL import Image
 
-from .ssd1306_dirty import PAGE_RUN_BITS, BusCount, changed_runs, page_bytes, page_mode_transfers
+from .ssd1306_dirty import PAGE_RUN_BITS, BusCount, changed_runs, page_bytes, page_mode_transfers, send
 
 
 class DirtySH1106(sh1106):  # type: ignore[misc]
@@ -55,11 +55,6 @@ class DirtySH1106(sh1106):  # type: ignore[misc]
         else:
             runs = changed_runs(old, new, w, self._pages, join_bits=PAGE_RUN_BITS)
         plan, pointer = page_mode_transfers(new, runs, w, pointer, self._page_address_offset & 0x0F)
-        for cmd, data in plan:
-            if cmd:
-                self.command(*cmd)
-                self.bus.add(len(cmd))
-            self.data(list(data))
-            self.bus.add(len(data))
+        send(self, plan)
         self._pointer = pointer
         self._panel = new

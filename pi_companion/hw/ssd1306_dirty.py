@@ -170,6 +170,17 @@ class BusCount:
         return self.bits / BUS_HZ
 
 
+def send(device: Any, transfers: list[Transfer]) -> None:
+    """Put a frame's transfers on the bus: each command (if any), then its data; `device.bus`
+    counts them. Shared by the SSD1306 and SH1106 drivers."""
+    for cmd, data in transfers:
+        if cmd:
+            device.command(*cmd)
+            device.bus.add(len(cmd))
+        device.data(list(data))
+        device.bus.add(len(data))
+
+
 class DirtySSD1306(ssd1306):  # type: ignore[misc]
     """luma's ssd1306 (same constructor, same set-up) whose `display()` sends only changes."""
 
@@ -217,12 +228,7 @@ class DirtySSD1306(ssd1306):  # type: ignore[misc]
                 plan, pointer, mode_wanted = p_plan, p_pointer, PAGE
         if plan and mode != mode_wanted:       # the switch rides on the first command transfer
             plan[0] = ([self._const.MEMORYMODE, mode_wanted] + plan[0][0], plan[0][1])
-        for cmd, data in plan:
-            if cmd:
-                self.command(*cmd)
-                self.bus.add(len(cmd))
-            self.data(list(data))
-            self.bus.add(len(data))
+        send(self, plan)
         if plan:                               # else nothing changed, nor did the controller
             mode = mode_wanted
             if mode == HORIZONTAL:
