@@ -41,6 +41,7 @@ from harness import (
     ROOT,
     Jump,
     JumpFactory,
+    QueueProxy,
     WatchedPin,
     grab_bag,
     make_box,
@@ -67,7 +68,7 @@ class Reset:
     done: threading.Event
 
 
-class CpuQueue:
+class CpuQueue(QueueProxy):
     """The box's queue, noting the loop thread's CPU time each time the loop starts a wait.
 
     `frame_done`, once armed (on the loop thread, at the decision's last LED change), is set at
@@ -75,7 +76,7 @@ class CpuQueue:
     loop's CPU time then. The frame is drawn between the two, after the decision."""
 
     def __init__(self, real: Any, box: Box) -> None:
-        self.real = real
+        super().__init__(real)
         self.box = box
         self.cpu_at_wait = 0.0
         self.frame_done: threading.Event | None = None
@@ -88,15 +89,6 @@ class CpuQueue:
             done, self.frame_done = self.frame_done, None
             done.set()
         return self.real.get(block, timeout)
-
-    def get_nowait(self) -> Any:
-        return self.real.get_nowait()
-
-    def put(self, item: Any) -> None:
-        self.real.put(item)
-
-    def empty(self) -> bool:
-        return bool(self.real.empty())
 
 
 class BenchBox(Box):

@@ -46,7 +46,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from harness import PINS, grab_bag  # noqa: E402
+from harness import PINS, QueueProxy, grab_bag  # noqa: E402
 
 from pi_companion.hub import MAX_CLIENTS  # noqa: E402
 from pi_companion.web import headless  # noqa: E402
@@ -151,11 +151,11 @@ class Clients:
         self.proc.wait(timeout=10)
 
 
-class WaitWatch:
+class WaitWatch(QueueProxy):
     """The box's queue, noting whether the loop is blocked on it with nothing due."""
 
     def __init__(self, real: Any) -> None:
-        self.real = real
+        super().__init__(real)
         self.idle = False
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
@@ -164,15 +164,6 @@ class WaitWatch:
             return self.real.get(block, timeout)
         finally:
             self.idle = False
-
-    def get_nowait(self) -> Any:
-        return self.real.get_nowait()
-
-    def put(self, item: Any) -> None:
-        self.real.put(item)
-
-    def empty(self) -> bool:
-        return bool(self.real.empty())
 
 
 def watch_queue(box: Any) -> None:
