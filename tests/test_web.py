@@ -97,6 +97,17 @@ def test_the_scoreboard_follows_a_press_and_a_reconnect_gets_the_latest(box, tmp
     run(box, tmp_path, body)
 
 
+def test_the_scoreboard_and_the_host_page_carry_the_same_board(box, tmp_path):
+    """board.js draws the same board on both pages: the host page once had an older copy of the
+    wind dial's markup, so drawing threw there and the names never came."""
+    async def body(client, link):
+        pages = [await (await client.get(path)).text() for path in ("/", "/host")]
+        for text in pages:
+            assert '<line class="needle"' in text and 'id="wind-count"' in text
+            assert 'id="players"' in text and "<!--" not in text
+    run(box, tmp_path, body)
+
+
 def test_host_commands_need_the_token_and_go_through_the_log(box, tmp_path):
     async def body(client, link):
         cmd = {"cmd": "rename", "player": 0, "name": "Ava"}

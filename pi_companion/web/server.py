@@ -182,8 +182,7 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
     app = web.Application(middlewares=[guard], client_max_size=MAX_BODY)
 
     async def page(request: web.Request) -> web.Response:
-        text = _static(PAGES[request.path])
-        return web.Response(text=text, content_type="text/html")
+        return web.Response(text=_page(PAGES[request.path]), content_type="text/html")
 
     async def static(request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -293,6 +292,20 @@ def _static(name: str) -> str:
     if name not in _CACHE:
         _CACHE[name] = resources.files(__package__).joinpath("static", name).read_text()
     return _CACHE[name]
+
+
+BOARD_MARK = "<!-- board.html -->\n"
+
+
+def _page(name: str) -> str:
+    """A page with the scoreboard's markup (static/board.html, one copy for the scoreboard and
+    the host page: board.js draws into it on both) in place of its mark."""
+    key = f"page:{name}"
+    if key not in _CACHE:
+        page = _static(name)
+        assert BOARD_MARK in page, name
+        _CACHE[key] = page.replace(BOARD_MARK, _static("board.html"))
+    return _CACHE[key]
 
 
 def main(args: Any) -> int:
