@@ -25,6 +25,7 @@ import errno
 import json
 import logging
 import os
+import queue
 import shutil
 import threading
 import time
@@ -199,7 +200,10 @@ class GameLog:
         self.notice: str | None = None   # what the OLED says while `problem` lasts
         self.seq = 0                 # the last record handed to the writer
         self.durable = 0             # every record up to this one is on disk
-        self._cond = threading.Condition()
+        self._cond = threading.Condition()  # `durable` and `problem` change under it; waiters wait on it
+        self._lock = threading.Lock()       # `seq` and `_inbox` change under it (a C lock: the loop's
+                                            # hand-over is two lock calls, a list append and a put)
+        self._bell: "queue.SimpleQueue[None]" = queue.SimpleQueue()   # rung once per hand-over
         self._inbox: list[tuple[str, Any]] = []   # ("line", (record, version)) or (kind, bytes)
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -334,9 +338,8 @@ class GameLog:
         """Write what is queued (if the disk lets us), stop the writer, close the file."""
         thread = self._thread
         if thread is not None:
-            with self._cond:
-                self._stopping = True
-                self._cond.notify_all()
+            self._stopping = True
+            self._bell.put(None)
             thread.join(timeout=10)
             self._thread = None
             self._stopping = False
@@ -348,29 +351,44 @@ class GameLog:
             self._fd = None
 
     def _put(self, kind: str, data: Any) -> int:
-        with self._cond:
-            self.seq += 1
+        """Hand the writer one item: a plain lock, a list append and one `SimpleQueue.put` (the
+        loop does this for every press; `threading.Condition.notify_all` cost it several times
+        that in Python). The item is in `_inbox` before `seq` counts it, so a writer that reads
+        `seq` has every item up to it in hand."""
+        with self._lock:
             self._inbox.append((kind, data))
+            self.seq += 1
+            seq = self.seq
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="game-log", daemon=True)
                 self._thread.start()
-            self._cond.notify_all()
-            return self.seq
+        self._bell.put(None)
+        return seq
+
+    def _work_due(self) -> bool:
+        """Something for the writer to do now: items handed in (unless a failed write's retry is
+        not due yet), or a retry of a backlog, a repair or a header that is due."""
+        if self.problem is None:
+            return bool(self._inbox)
+        if time.monotonic() < self._next_try:
+            return False
+        return bool(self._inbox or self._backlog or self._dirty or not self._on_disk)
 
     def _run(self) -> None:
+        bell = self._bell
         while True:
-            with self._cond:
-                while not self._stopping:
-                    if self._inbox and (self.problem is None or time.monotonic() >= self._next_try):
-                        break
-                    if self.problem is not None and (self._backlog or self._dirty or not self._on_disk) \
-                            and time.monotonic() >= self._next_try:
-                        break
-                    timeout = None if self.problem is None else max(0.0, self._next_try - time.monotonic())
-                    self._cond.wait(timeout)
+            while not self._stopping and not self._work_due():
+                timeout = None if self.problem is None else max(0.0, self._next_try - time.monotonic())
+                try:
+                    bell.get(timeout=timeout)
+                except queue.Empty:
+                    pass
+                while not bell.empty():         # one look serves every ring so far
+                    bell.get_nowait()
+            stopping = self._stopping
+            with self._lock:
                 batch, self._inbox = self._inbox, []
                 upto = self.seq
-                stopping = self._stopping
             ok = True
             for kind, data in batch:
                 if kind == "start":
@@ -394,8 +412,8 @@ class GameLog:
                 else:
                     self._next_try = time.monotonic() + self.retry_s
                 self._cond.notify_all()
-                if stopping and (not ok or not self._inbox):
-                    return
+            if stopping and (not ok or not self._inbox):
+                return
 
     def _new_game(self, header: bytes) -> None:
         if self._fd is not None:
