@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -40,6 +41,24 @@ MAX_WAIT_S = 1.0       # the watchdog ping period when the caller gives none
 CLOCK_SKEW_S = 10.0    # edge ticks this far off the loop clock are on another epoch: re-based
 PUCK_EDGE_AGE_MAX_MS = 1000   # a puck's since_edge_ms beyond this is taken as this (a report
                               # on change comes within 20 ms of the edge)
+PR_SET_TIMERSLACK = 29        # prctl(2) option: this thread's timer slack, in nanoseconds
+LOOP_TIMER_SLACK_NS = 1000    # the loop's: a settle window closes within 1 us of its due time
+                              # instead of Linux's default 50 us (the loop sleeps between inputs
+                              # and wakes a few times per buzz: there is nothing to coalesce)
+
+
+def precise_timers(slack_ns: int = LOOP_TIMER_SLACK_NS) -> bool:
+    """Set the calling thread's timer slack (Linux; False where it cannot be set). Linux lets a
+    timed wait end up to the thread's slack late to batch wake-ups; the loop's timed waits are
+    its settle windows, whose lateness is the buzz's latency."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(slack_ns), 0, 0, 0)) == 0
+    except (OSError, AttributeError):     # no libc to call (a static or unusual build)
+        return False
 
 
 def game_time(t: float) -> str:
@@ -291,6 +310,8 @@ class Box:
             self.thread.join(timeout=5)
 
     def loop(self) -> None:
+        if not precise_timers():
+            log.debug("timer slack not set: settle windows may close up to 50 us late")
         try:
             while True:
                 try:

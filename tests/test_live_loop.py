@@ -277,3 +277,17 @@ def test_a_window_that_closes_with_the_late_press_queued_counts_it():
     finally:
         box.close()
         factory.reset()
+
+
+def test_the_loop_thread_asks_the_kernel_for_timely_wake_ups(live_box):
+    """The settle window's close is a timed wait on the loop thread: with Linux's default 50 us
+    timer slack it ended up to 50 us late on top of the wake-up itself (press -> LED). The
+    loop thread's own slack, read on that thread, is 1 us; other threads keep the default."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_get_timerslack = 30
+    box, _factory, _frames = live_box
+    seen: list[int] = []
+    on_loop(box, lambda _box: seen.append(libc.prctl(pr_get_timerslack, 0, 0, 0, 0)))
+    assert seen == [1_000]                                          # 1 us
+    assert libc.prctl(pr_get_timerslack, 0, 0, 0, 0) == 50_000      # this (test) thread: untouched
