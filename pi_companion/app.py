@@ -29,7 +29,7 @@ from .core.frozen import replace       # dataclasses.replace without its field w
 from .core.records import advance_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
-from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs, reading_pressed
+from .hw.inputs import BUTTON_NAMES, RawEdge, build_inputs, player_lines, reading_pressed
 from .hw.outputs import Leds, Piezo
 from .link.mailbox import PuckMailbox
 from .store import GameLog
@@ -110,6 +110,7 @@ class Box:
         if config.wind_source == "puck":      # the turntable is on the puck, not on our pins
             pins = {k: v for k, v in pins.items() if not k.startswith("HALL")}
         self.inputs = build_inputs(pins, n, self.queue, factory)
+        self.player_lines = player_lines(self.inputs)     # read as each settle window closes
         self.leds = Leds(pins, n, factory)
         self.piezo = Piezo(pins.get("PIEZO") if config.sound else None, factory, config.tunes)
         self.t0 = factory.ticks()
@@ -278,8 +279,9 @@ class Box:
 
     def to_event(self, raw: RawEdge) -> InputEvent:
         """The engine's event for a pin edge, its time already at the log's precision."""
-        t = float(self.factory.ticks_diff(raw.ticks, self.t0)) + self.tick_offset
-        now = self.now()
+        factory, t0 = self.factory, self.t0
+        t = float(factory.ticks_diff(raw.ticks, t0)) + self.tick_offset
+        now = float(factory.ticks_diff(factory.ticks(), t0))       # self.now(), one call less
         if abs(t - now) > CLOCK_SKEW_S:
             # The backend stamps edges on another clock: keep their spacing, move their epoch.
             log.warning("edge ticks are %.1f s off the loop clock; re-basing them", t - now)
@@ -338,18 +340,18 @@ class Box:
         """Seconds until the loop must wake with no input (None: only an input wakes it), and
         whether an engine timer is due by then."""
         now = self.now()
-        waits: list[float] = []
         deadline = self.engine.next_deadline()
-        if deadline is not None:
-            waits.append(deadline - now)
+        wait = None if deadline is None else deadline - now
         retry = self.display.retry_at()
-        if retry is not None:
-            waits.append(retry - now)
+        if retry is not None and (wait is None or retry - now < wait):
+            wait = retry - now
         if self.watchdog is not None:
-            waits.append(self._kick_due - time.monotonic())
-        if not waits:
+            kick = self._kick_due - time.monotonic()
+            if wait is None or kick < wait:
+                wait = kick
+        if wait is None:
             return None, False
-        wait = max(0.0, min(waits))
+        wait = max(0.0, wait)
         return wait, deadline is not None and deadline - now <= wait
 
     def _turn(self) -> bool:
@@ -419,12 +421,10 @@ class Box:
         else:
             now = quantize(self.now())
             early = self._look(now)
-            deadline = self.engine.next_deadline()
-            due = deadline is not None and deadline <= now
             seq = self.store.seq if self.store is not None else 0
-            window, undo = self.engine.window, len(self.engine.undo_stack)
+            window, undo, fired = self.engine.window, len(self.engine.undo_stack), self.engine.fired
             effects = early + self.engine.advance(now)
-            if due:
+            if self.engine.fired != fired:     # a timer was due: the fold must fire it here too
                 record = advance_record(now)
                 if window is not None and self.engine.window is None \
                         and undo == len(self.engine.undo_stack) \
@@ -456,7 +456,7 @@ class Box:
         window = self.engine.window
         if window is None or window.looked or window.due > upto:
             return []
-        down = reading_pressed(self.inputs, BUTTON_NAMES[:len(self.engine.players)])
+        down = reading_pressed(self.player_lines)
         pending = self.engine.look(down, quantize(max(upto, self.engine.clock)))
         if pending is None:
             return []

@@ -83,6 +83,7 @@ class Engine:
         self.unheard: set[str] = set()    # read pressed, waited for, no edge came: not waited for
                                           # again until an edge of theirs arrives
         self._spent_tick: float | None = None             # the game timer that last fired
+        self.fired = 0                    # timers fired so far (the box logs a wake-up that fired one)
         self._bouncing = False        # a button may have a contact settle due: scan them for timers
         self._effects: list[Effect] = []
 
@@ -211,6 +212,7 @@ class Engine:
                 break
             at, kind, name = due
             self.clock = max(self.clock, at)
+            self.fired += 1
             self._fire(kind, name, at)
         self.clock = now
 

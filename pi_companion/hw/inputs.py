@@ -54,14 +54,16 @@ def build_inputs(pins: dict[str, int], n_players: int, sink: "queue.SimpleQueue[
     return devices
 
 
-def reading_pressed(devices: dict[str, EdgeInput], names: tuple[str, ...]) -> list[str]:
-    """Of the buttons `names`, those whose line reads pressed at this moment: the pin's level,
-    not the last edge delivered (on lgpio the line is read while its edge may still wait in
-    the alert queue for the callback thread). The pin's state is read straight (gpiozero's
-    `is_active` is five calls deep): this runs as each settle window closes."""
-    out = []
-    for name in names:
-        device = devices.get(name)
-        if device is not None and device.pin.state == device.active_level:
-            out.append(name)
-    return out
+def player_lines(devices: dict[str, EdgeInput]) -> tuple[tuple[str, Any, int], ...]:
+    """The player buttons' pins, each with the level that reads pressed (for `reading_pressed`,
+    found once: gpiozero's `device.pin` is a property call per read)."""
+    return tuple((name, device.pin, device.active_level) for name, device in devices.items()
+                 if name[0] == "P" and name[1:].isdigit())
+
+
+def reading_pressed(lines: tuple[tuple[str, Any, int], ...]) -> list[str]:
+    """Of the player buttons `lines` (`player_lines`), those whose line reads pressed at this
+    moment: the pin's level, not the last edge delivered (on lgpio the line is read while its
+    edge may still wait in the alert queue for the callback thread). The pin's state is read
+    straight (gpiozero's `is_active` is five calls deep): this runs as each settle window closes."""
+    return [name for name, pin, level in lines if pin.state == level]
