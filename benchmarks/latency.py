@@ -27,6 +27,7 @@ runs on the caller's thread, no queue, no thread switch).
 from __future__ import annotations
 
 import os
+import queue
 import random
 import tempfile
 import threading
@@ -58,6 +59,9 @@ from pi_companion.store import GameLog
 PRESSES = 10_000
 DAEMON_PRESSES = int(os.environ.get("BENCH_DAEMON_PRESSES", "1000"))
 IDLE_BEFORE_PRESS_S = 0.050
+WARM_IDLE_S = 0.0005              # the same presses, warm: the share of the CPU that is cold caches
+WARM_PRESSES = 300
+FLOOR_PRESSES = 200
 SETTLE_MS = 2.0                   # the daemon's default settle window
 LEDS = tuple(PINS[f"LED{i}"] for i in range(1, 5))
 
@@ -166,9 +170,12 @@ class LedWatch:
 
 def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
          frame_cpu: list[float] | None = None,
-         phases: dict[str, list[float]] | None = None) -> list[float]:
+         phases: dict[str, list[float]] | None = None, idle_s: float | None = None) -> list[float]:
     """`daemon`: the daemon's configuration (2 ms settle, the log on a real file, 50 ms idle
-    before each press, real screens throughout); else settle 0, no log, warm."""
+    before each press, real screens throughout); else settle 0, no log, warm. `idle_s`: another
+    idle time before each press."""
+    if idle_s is None:
+        idle_s = IDLE_BEFORE_PRESS_S if daemon else 0.0002
     factory = JumpFactory(pin_class=WatchedPin)
     # On this repository's disk (not a tmpfs /tmp): fsync must reach a real device.
     store_dir = tempfile.TemporaryDirectory(prefix="bench-latency-", dir=ROOT) if daemon else None
@@ -190,7 +197,7 @@ def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
             winner = rng.randrange(4)
             button = pin(factory, f"P{winner + 1}")
             watch.arm(winner)
-            time.sleep(IDLE_BEFORE_PRESS_S if daemon else 0.0002)   # let the loop block on its queue
+            time.sleep(idle_s)                          # let the loop block on its queue
             cpu0 = cpu_queue.cpu_at_wait                # the loop is waiting since then
             box.stamps = {}
             start = time.perf_counter()
@@ -220,6 +227,44 @@ def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
         factory.reset()
         if store_dir is not None:
             store_dir.cleanup()
+    return out
+
+
+def wait_floor(presses: int) -> list[float]:
+    """The loop CPU a buzz costs with no work at all: a thread blocked on a SimpleQueue is woken
+    by a put from another thread after the same idle as the headline's presses, then waits on
+    the queue for the settle window until it times out - the two waits every decision needs.
+    Its CPU time (`time.thread_time`, which counts the kernel's share) from before the first
+    wait to after the second, per press. On this VM a timed wait is charged CPU time that grows
+    with its length (about 15 us for 0.1 ms, 50 us for 2 ms, 100 us for 10 ms)."""
+    q: "queue.SimpleQueue[int | None]" = queue.SimpleQueue()
+    done = threading.Event()
+    out: list[float] = []
+
+    def loop() -> None:
+        while True:
+            cpu0 = time.thread_time()
+            if q.get() is None:
+                return
+            try:
+                q.get(timeout=SETTLE_MS / 1000)
+            except queue.Empty:
+                pass
+            out.append(time.thread_time() - cpu0)
+            done.set()
+
+    thread = threading.Thread(target=loop, name="floor-loop")
+    thread.start()
+    try:
+        for _ in range(presses):
+            time.sleep(IDLE_BEFORE_PRESS_S)
+            done.clear()
+            q.put(1)
+            if not done.wait(5.0):
+                raise RuntimeError("the floor loop did not wake")
+    finally:
+        q.put(None)
+        thread.join()
     return out
 
 
@@ -274,6 +319,11 @@ def run() -> dict[str, Any]:
                   frame_cpu_p50_ms=median(frame_ms), frame_cpu_p99_ms=percentile(frame_ms, 99),
                   phases_ms={k: {"p50": 1000 * median(v), "p99": 1000 * percentile(v, 99)}
                              for k, v in phases.items()})
+    warm_cpu: list[float] = []
+    ours(WARM_PRESSES, daemon=True, cpu=warm_cpu, frame_cpu=[], idle_s=WARM_IDLE_S)
+    daemon["cpu_warm_p50_ms"] = 1000 * median(warm_cpu)
+    daemon["warm_idle_ms"] = 1000 * WARM_IDLE_S
+    daemon["cpu_wait_floor_p50_ms"] = 1000 * median(wait_floor(FLOOR_PRESSES))
     return {
         "daemon": daemon,
         "warm_settle0": summary(ours(PRESSES)),

@@ -102,6 +102,11 @@ def rows(r: dict[str, Any]) -> list[Row]:
                     "(press, window close, 2 fsynced records, LEDs)", "<= 0.15 ms",
                     verdict(d["cpu_p50_ms"] <= 0.15),
                     zero(d["cpu_p50_ms"] * k, "ms", d["cpu_p50_ms"] * k <= 1.5)))
+        if "cpu_wait_floor_p50_ms" in d:
+            out.append(("  of it: the two waits alone", f"p50 {ms(d['cpu_wait_floor_p50_ms'])} ms",
+                        f"a thread woken by a put, then a {d['settle_ms']:g} ms timed wait, nothing "
+                        f"else; ours warm ({d['warm_idle_ms']:g} ms idle) p50 {ms(d['cpu_warm_p50_ms'])} ms",
+                        "", "", ""))
         out.append(("  frame after the decision", f"p50 {ms(d['frame_cpu_p50_ms'])} ms CPU", "(render + send)",
                     "", "", zero(d["frame_cpu_p50_ms"] * k, "ms", True)))
         if "phases_ms" in d:
