@@ -247,6 +247,34 @@ def test_a_new_game_starts_its_decoders_where_the_sensors_are(tmp_path):
         box.close()
 
 
+def test_an_edge_queued_before_a_new_games_read_is_no_step(tmp_path):
+    # The magnet moves (00 -> 10) just as a new game starts: its edge is still queued behind the
+    # host's "new" when the box reads the pins for the new engine, which thus starts at 10. The
+    # edge then repeats the decoder's level: no step, no missed edge.
+    box = power_up(tmp_path, {})
+    try:
+        box.put_host_command(HostCommand(0.0, "new"))
+        Clock.now += 0.01
+        box.factory.pin(PINS["HALL_A"]).drive_high()
+        box.pump()
+        assert (box.engine.hall.net, box.engine.hall.invalid) == (0, 0)
+        tap(box, "P1")
+        wind(box, 4)
+        assert box.engine.report()["check"]["steps"] == 4
+        same_as_fold(box, tmp_path)
+    finally:
+        box.close()
+
+
+def test_a_resume_record_without_levels_leaves_the_decoders_as_the_log_left_them():
+    # A log written before the levels were logged folds as it did (a guard: true before too).
+    engine = Engine(registry.get("all-wound-up"), ("Ada", "Ben"), {}, 1)
+    for rec in ({"t": 1.0, "hall": "A", "level": 1}, {"t": 1.1, "encoder": "B", "level": 1},
+                {"t": 2.0, "resume": 1}, {"t": 2.1, "resume": 1, "held": ["P1"]}):
+        engine.feed(from_record(rec))
+    assert decoders(engine) == ((1, 0), (0, 1)) and engine.hall.net == 1
+
+
 def test_one_detent_from_contacts_resting_closed_moves_the_menu_by_one(tmp_path):
     # An encoder whose detents rest with both contacts closed (lines low: level 1 each). From a
     # decoder at 00 the first click was 2 steps of 4: no move, and every later click landed
