@@ -252,13 +252,21 @@ class Engine:
 
         A button the log left down was released at the cut, without effect (its short press
         needs a release that never came, its long press a hold nobody can prove); a button down
-        now is ignored until released, like any button held at start."""
+        now is ignored until released, like any button held at start. The hall and encoder
+        decoders take the levels read at start, if given."""
         held = [b for b in event.held if b in self.buttons]
         for name, deb in self.buttons.items():
             deb.raw = deb.logical = name in held
             deb.last_edge = float("-inf")          # the cut separates edges: no bounce across it
             deb.settle_due = None
         self.holds.clear()
+        # The sensors' levels as the box read them at start: a magnet resting on a latch, an
+        # encoder contact resting closed, a turntable moved while the power was off. Taken as
+        # they are, with no step and no missed edge (nobody saw how they got there), so the
+        # first edge after is decoded from where the sensors really are.
+        for decoder, levels in ((self.hall, event.hall), (self.encoder, event.encoder)):
+            if levels is not None:
+                decoder.a, decoder.b = (1 if levels[0] else 0), (1 if levels[1] else 0)
         self.encoder_steps = 0                     # half a detent before + half after is no detent
         if self.window is not None:                # no press can join it any more: decide it now
             self._close_window(self.clock)

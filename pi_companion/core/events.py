@@ -64,9 +64,13 @@ class Resume:
     or on a fresh log while a button was down. Whatever was in flight is over: every button is
     up except `held`, the ones down now (ignored until released); no long press, player hold or
     contact settle started before fires; an open settle window closes on the presses it holds;
-    a shutdown request is forgotten."""
+    a shutdown request is forgotten. `hall` and `encoder`, when given, are the (A, B) levels the
+    box read on those pins as it started: the decoders take them as they are, without a step
+    (None: the decoder keeps the levels it has)."""
     t: float
     held: tuple[Button, ...] = ()
+    hall: tuple[int, int] | None = None
+    encoder: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,14 @@ def to_record(event: InputEvent) -> Record:
     if isinstance(event, PuckStatus):
         return {"t": t, "puck": "status", "connected": event.connected, "boot": event.boot_id}
     if isinstance(event, Resume):
-        return {"t": t, "resume": 1, **({"held": list(event.held)} if event.held else {})}
+        resume: Record = {"t": t, "resume": 1}
+        if event.held:
+            resume["held"] = list(event.held)
+        if event.hall is not None:          # written only when a decoder must change
+            resume["hall"] = list(event.hall)
+        if event.encoder is not None:
+            resume["encoder"] = list(event.encoder)
+        return resume
     if isinstance(event, Pending):
         return {"t": t, "pending": list(event.buttons), "until": quantize(event.until)}
     if isinstance(event, HostCommand):
@@ -59,6 +66,17 @@ def advance_record(t: float) -> Record:
     return {"t": quantize(t), "advance": 1}
 
 
+def _levels(rec: Record, key: str) -> tuple[int, int] | None:
+    """A `resume` record's (A, B) pin levels under `key` (None: not given): two of 0 or 1."""
+    if key not in rec:
+        return None
+    levels = rec[key]
+    if not isinstance(levels, list) or len(levels) != 2 \
+            or not all(type(v) is int and v in (0, 1) for v in levels):
+        raise ValueError(f"bad {key} levels in {rec!r}"[:120])
+    return levels[0], levels[1]
+
+
 def from_record(rec: Record) -> InputEvent | float:
     """The event a record holds, or the time of an `advance` record. KeyError/ValueError if bad."""
     t = float(rec["t"])
@@ -70,7 +88,7 @@ def from_record(rec: Record) -> InputEvent | float:
         held = rec.get("held", [])
         if not isinstance(held, list) or not all(isinstance(b, str) for b in held):
             raise ValueError(f"bad held buttons in {rec!r}")
-        return Resume(t, tuple(held))
+        return Resume(t, tuple(held), _levels(rec, "hall"), _levels(rec, "encoder"))
     if "pending" in rec:
         buttons, until = rec["pending"], float(rec["until"])
         if not isinstance(buttons, list) or not all(isinstance(b, str) for b in buttons):
