@@ -181,7 +181,8 @@ def big_line(draw: Any, verb: str, name: str) -> None:
 def grab_screen(draw: Any, view: Any) -> None:
     state = view.game
     players = view.players
-    names_row(draw, view)
+    if not state.manual:                        # manual mode keeps no columns to name
+        names_row(draw, view)
     big_line(draw, "GRAB!", players[state.grabber])
     left(draw, 0, MID_Y, "YES theft  NO false alarm", 9)
     left(draw, 0, MID_Y + 9, "hold YES: police", 9)
@@ -202,7 +203,8 @@ def result_screen(draw: Any, view: Any) -> None:
     state = view.game
     last = state.last
     who = view.players[last.grabber]
-    names_row(draw, view)
+    if not state.manual:
+        names_row(draw, view)
     big_line(draw, TITLES[last.verdict], who)
     if state.manual:
         centred(draw, MID_Y + 2, MANUAL_HINTS[last.verdict].format(who), 11)
@@ -230,24 +232,17 @@ def manual_screen(draw: Any, view: Any) -> None:
 
 
 def winners_screen(draw: Any, view: Any) -> None:
-    """The winners in the big line (where the grab that ended the game had its grabber), every
-    player's cards left (classic) or set aside (quick) below, what the counts are at the foot."""
     state = view.game
     tops = view.report()["winners"]
     quick = state.mode == "quick"
-    title = "WINNER" if len(tops) == 1 else "WINNERS"
-    left(draw, 0, 0, title, 11)            # under the "play again" banner while it shows
+    left(draw, 0, 0, "WINNER" if len(tops) == 1 else "WINNERS", 11)
+    right(draw, WIDTH - 1, 1, "set aside" if quick else "cards left", 9)
     names = " & ".join(tops)
-    if fitted(names.upper(), NAME_BOX, 22, 12) > 12 or text_width(names.upper(), 12) <= NAME_BOX:
-        big_line(draw, title, names)
-    else:
-        if text_width(names, 9) >= WIDTH:
-            names = f"{len(tops)} players (*)"
-        centred(draw, BIG_Y, names, 16)
+    if text_width(names, 9) >= WIDTH:
+        names = f"{len(tops)} players (*)"
+    centred(draw, 13, names, 20)
     counts = state.set_aside if quick else tuple(h + f for h, f in zip(state.hands, state.face_up))
     per_row = min(state.n, 4)
     cells = [f"{'*' if p in tops else ''}{name_fit(p, WIDTH // per_row - 18, 9)} {c}"
              for p, c in zip(view.players, counts)]
-    grid(draw, cells, MID_Y + (2 if state.n <= 4 else 0), 9, 10)
-    label = "set aside" if quick else "cards left"
-    centred(draw, foot_y(label), label, 9)
+    grid(draw, cells, 42 if state.n <= 4 else 38, 9, 13)
