@@ -543,14 +543,15 @@ def rounds_of_play() -> list[tuple[str, Image.Image]]:
         e.advance(t + 0.1)
         e.feed(Edge(t + 0.1, f"P{k + 2}", False))
         e.feed(Edge(t + 0.1, "P1", False))
-        assert e.game.phase == "judging"
-        shots.append(("grab", render(e)))
+        assert e.game.phase == "judging" and e.game.grabber == k + 1
+        grabber = e.players[k + 1]
+        shots.append((f"grab {grabber}", render(e)))
         t += 3.0
         e.feed(Edge(t, button, True))
         e.feed(Edge(t + hold, button, False))
         assert e.game.history[-1].verdict == ("special" if hold > 1 else button.lower())
-        shots.append(("verdict", render(e)))
-        while e.game.beats and render(e).tobytes() == shots[-1][1].tobytes():
+        shots.append((f"verdict {grabber}", render(e)))
+        while render(e).tobytes() == shots[-1][1].tobytes():      # the result's time is up
             t = e.next_deadline()
             e.advance(t)
         shots.append(("flipping again", render(e)))
@@ -567,6 +568,11 @@ def test_screen_changes_of_a_round_rewrite_under_half_the_panel():
         assert len(changed) <= 440, f"{was} -> {now}: {len(changed)} bytes"
         names_page = [i for i in changed if i < 128 and i >= 8]       # page 0 right of the beat mark
         assert not names_page, f"{was} -> {now} moves the names"
+        if was.startswith("grab") and now.startswith("verdict"):   # the grabber's name stays put
+            grabber = now.split()[1]
+            start = canvas.WIDTH - canvas.text_width(grabber.upper(), 22)
+            name_box = [i for i in changed if 256 <= i < 512 and i % 128 >= start]     # pages 2-3
+            assert not name_box, f"the verdict rewrites {grabber}'s name"
 
 
 def test_manual_screens_stay_inside_the_frame():
