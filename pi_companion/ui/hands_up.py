@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .canvas import HEIGHT, WIDTH, bbox, centred, clip, fitted, foot_y, left, line_height, right, text_width
+from .canvas import WIDTH, bbox, centred, clip, fitted, foot_y, left, right, text_width
 
 RESULT_S = 2.5          # a judgement's result stays up at least this long (longer at slow beats)
 LABEL_W = 10            # the row-icon column of the flipping screen
@@ -98,14 +98,6 @@ COUNT_Y = {"hand": 16, "up": 36}
 NAME_BOX, VERB_MIN, GAP = 68, 11, 5   # the big line: the name's box, the verb's least size
 
 
-def foot(text: str) -> int:
-    """The ink top of a 9 px line at the foot: one row lower than `foot_y` puts it, so that its
-    capitals, digits and small letters are all in the last page (rows 56-63) and only the
-    ascenders reach into page 6; the descenders end on the last row."""
-    _, top, _, _ = bbox(text, 9)
-    return HEIGHT - line_height(9) + 1 + top
-
-
 def cell_width(n: int) -> int:
     return (WIDTH - LABEL_W) // n
 
@@ -127,7 +119,7 @@ def deal_screen(draw: Any, view: Any) -> None:
     count_row(draw, "hand", state.dealt, 22, COUNT_Y["hand"], cell_width(state.n))
     centred(draw, MID_Y + 2, f"DEAL {state.cards} cards", 12)
     hint = "PAUSED: MENU to resume" if state.paused else "one card each on the beat"
-    centred(draw, foot(hint), hint, 9)
+    centred(draw, foot_y(hint), hint, 9)
 
 
 def flipping_screen(draw: Any, view: Any) -> None:
@@ -145,11 +137,11 @@ def flipping_screen(draw: Any, view: Any) -> None:
         count_row(draw, kind, values, largest, y, cell)
     table_total(draw, state)
     tempo = "paused" if state.paused else f"{state.beat_ms / 1000:g} s/beat"
-    right(draw, WIDTH - 1, foot(tempo), tempo, 9)
+    right(draw, WIDTH - 1, foot_y(tempo), tempo, 9)
 
 
 def table_total(draw: Any, state: Any) -> None:
-    left(draw, 0, foot("table"), f"table {state.table_total}", 9)
+    left(draw, 0, foot_y("table"), f"table {state.table_total}", 9)
 
 
 def count_row(draw: Any, kind: str | None, values: Sequence[int | str], largest: int, y: int,
@@ -204,7 +196,7 @@ def grab_screen(draw: Any, view: Any) -> None:
         runner_up = f"{players[runner]} {margin}"
     else:
         runner_up = "nobody close"
-    right(draw, WIDTH - 1, foot(runner_up), runner_up, 9)
+    right(draw, WIDTH - 1, foot_y(runner_up), runner_up, 9)
 
 
 def result_screen(draw: Any, view: Any) -> None:
@@ -223,7 +215,7 @@ def result_screen(draw: Any, view: Any) -> None:
         count_row(draw, None, [f"+{c}" if c else "" for c in last.received], 16,
                   COUNT_Y["up"], cell_width(state.n))
     where = "to set-aside piles" if last.to_set_aside else "to the bottom of hands"
-    right(draw, WIDTH - 1, foot(where), where, 9)
+    right(draw, WIDTH - 1, foot_y(where), where, 9)
 
 
 def manual_screen(draw: Any, view: Any) -> None:
