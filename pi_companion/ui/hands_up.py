@@ -147,19 +147,20 @@ def table_total(draw: Any, state: Any) -> None:
 def count_row(draw: Any, kind: str | None, values: Sequence[int | str], largest: int, y: int,
               cell: int) -> None:
     """One row of counts, one size for the whole row (the largest at which all fit its cells),
-    each right-aligned on the same spot of its cell whatever its digits, so a count that
-    changes rewrites only the digits that changed. `kind`: the row's card icon (None: none)."""
+    each right-aligned on the same spot of its cell (room for two digits where that costs no
+    size), so a count that changes rewrites only the digits that changed, and a `+N` of the
+    result lands on the face-up count that follows it. `kind`: the row's card icon (None: none)."""
     if kind is not None:
         card_icon(draw, 1, y + max(0, digit_height(largest) - 9) // 2, kind)
     texts = [str(v) for v in values]
-    widest = max(texts + ["00"], key=lambda v: text_width(v, largest))
+    room = ["00"] if text_width("00", largest) <= cell - 2 else []   # two digits' room if it costs no size
+    widest = max(texts + room, key=lambda v: text_width(v, largest))
     size = fitted(widest, cell - 2, largest)
     end = (cell + text_width(widest, size)) // 2
     y += (digit_height(largest) - digit_height(size)) // 2
     for i, text in enumerate(texts):
         if text:
             right(draw, LABEL_W + i * cell + end, y, text, size)
-
 
 
 def big_line(draw: Any, verb: str, name: str) -> None:
