@@ -517,6 +517,64 @@ def test_a_beat_changes_whole_panel_pages_only_where_the_counts_are(n):
         assert diff.crop((0, 0, 128, 8)).getbbox()[2] <= 8        # page 0: the beat mark only
 
 
+def changed_panel_bytes(before: Image.Image, after: Image.Image) -> list[int]:
+    """The panel bytes (page, column) that differ between two frames, as the OLED drivers see them."""
+    from pi_companion.hw.ssd1306_dirty import page_bytes
+    old, new = page_bytes(before, 8), page_bytes(after, 8)
+    return [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+
+
+def rounds_of_play() -> list[tuple[str, Image.Image]]:
+    """Four players from the deal through three rounds (theft, false alarm, police), each
+    grab with a runner-up: the screens the box shows, in order."""
+    e = Engine(GAME, ("Ada", "Ben", "Cy", "Di"), {}, 1)
+    shots = [("deal", render(e))]
+    e.advance(2.0)
+    shots.append(("first beat", render(e)))
+    t = 2.0
+    for k, (button, hold) in enumerate((("YES", 0.1), ("NO", 0.1), ("YES", 1.1))):
+        for _ in range(5):
+            t += 2.0
+            e.advance(t)
+        shots.append(("flipping", render(e)))
+        t += 0.9
+        e.feed(Edge(t, f"P{k + 2}", True))
+        e.feed(Edge(t + 0.0006, "P1", True))
+        e.advance(t + 0.1)
+        e.feed(Edge(t + 0.1, f"P{k + 2}", False))
+        e.feed(Edge(t + 0.1, "P1", False))
+        assert e.game.phase == "judging" and e.game.grabber == k + 1
+        grabber = e.players[k + 1]
+        shots.append((f"grab {grabber}", render(e)))
+        t += 3.0
+        e.feed(Edge(t, button, True))
+        e.feed(Edge(t + hold, button, False))
+        assert e.game.history[-1].verdict == ("special" if hold > 1 else button.lower())
+        shots.append((f"verdict {grabber}", render(e)))
+        while render(e).tobytes() == shots[-1][1].tobytes():      # the result's time is up
+            t = e.next_deadline()
+            e.advance(t)
+        shots.append(("flipping again", render(e)))
+    return shots
+
+
+def test_screen_changes_of_a_round_rewrite_under_half_the_panel():
+    """The OLED's bus time is the bytes it is sent: the deal, flipping, grab and result screens
+    share one layout, so each change of screen in a round rewrites at most 440 of the 1 024
+    panel bytes (with a screen of its own each, 470-590), and the names stay in place."""
+    shots = rounds_of_play()
+    for (was, before), (now, after) in zip(shots, shots[1:]):
+        changed = changed_panel_bytes(before, after)
+        assert len(changed) <= 440, f"{was} -> {now}: {len(changed)} bytes"
+        names_page = [i for i in changed if i < 128 and i >= 8]       # page 0 right of the beat mark
+        assert not names_page, f"{was} -> {now} moves the names"
+        if was.startswith("grab") and now.startswith("verdict"):   # the grabber's name stays put
+            grabber = now.split()[1]
+            start = canvas.WIDTH - canvas.text_width(grabber.upper(), 22)
+            name_box = [i for i in changed if 256 <= i < 512 and i % 128 >= start]     # pages 2-3
+            assert not name_box, f"the verdict rewrites {grabber}'s name"
+
+
 def test_manual_screens_stay_inside_the_frame():
     e = Engine(GAME, tuple(P8), {"beat_ms": 0}, 1)
     assert ink_inside(e)

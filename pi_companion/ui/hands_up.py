@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .canvas import HEIGHT, WIDTH, bbox, centred, fitted, foot_y, left, right, text_width
+from .canvas import WIDTH, bbox, centred, clip, fitted, foot_y, left, right, text_width
 
 RESULT_S = 2.5          # a judgement's result stays up at least this long (longer at slow beats)
 LABEL_W = 10            # the row-icon column of the flipping screen
-TITLES = {"yes": "THEFT!", "no": "FALSE ALARM", "special": "POLICE!"}
+TITLES = {"yes": "THEFT!", "no": "FALSE  ALARM", "special": "POLICE!"}
 HISTORY_WORDS = {"yes": "theft", "no": "false alarm", "special": "police"}
 MANUAL_HINTS = {"yes": "others share all face-up", "no": "{} takes all face-up",
                 "special": "{} shares own face-up"}
@@ -36,18 +36,6 @@ def grid(draw: Any, cells: Sequence[str], y: int, size: int, row_h: int, per_row
         for c, text in enumerate(row):
             centred(draw, y + r * row_h, text, size, x0=c * width, width=width)
 
-
-def name_grid(draw: Any, names: Sequence[str], values: Sequence[str], y: int,
-              big: tuple[int, int], small: tuple[int, int]) -> None:
-    """Name over value, 4 to a row: one row uses `big` (name size, value size), two use `small`."""
-    sizes = big if len(names) <= 4 else small
-    row_h = 20 if len(names) <= 4 else 21
-    per_row = min(len(names), 4)
-    short = [name_fit(nm, WIDTH // per_row - 2, sizes[0]) for nm in names]
-    for start in range(0, len(names), 4):
-        top = y + (start // 4) * row_h
-        grid(draw, short[start:start + 4], top, sizes[0], row_h)
-        grid(draw, list(values[start:start + 4]), top + sizes[0] + 1, sizes[1], row_h)
 
 # ---- pictures ----
 
@@ -99,83 +87,136 @@ def showing_result(state: Any, clock: float) -> bool:
     last = state.last
     return last is not None and clock < last.at + max(RESULT_S, state.beat_s)
 
+# The deal, flipping, grab and result screens share one layout, so that going from one to the
+# next rewrites only what changed (the OLED is written in pages of 8 pixel rows, and every byte
+# sent costs bus time): the players' names stay in the top row (page 0) in their columns, the
+# hands row (pages 2-3) holds the hand counts or the big line (the grabber, the verdict), the
+# middle row (pages 4-5) the face-up counts, the verdict keys or who receives how many, and
+# the foot (pages 6-7) the table total with the tempo, the runner-up or where the cards go.
+BIG_Y, MID_Y = 16, 32           # the hands row and the middle row (ink tops)
+COUNT_Y = {"hand": 16, "up": 36}
+NAME_BOX, VERB_MIN, GAP = 68, 11, 5   # the big line: the name's box, the verb's least size
+
+
+def cell_width(n: int) -> int:
+    return (WIDTH - LABEL_W) // n
+
+
+def names_row(draw: Any, view: Any) -> None:
+    state = view.game
+    cell = cell_width(state.n)
+    name_size = 10 if state.n <= 4 else 9
+    for i, name in enumerate(view.players):
+        centred(draw, 0, name_fit(name, cell - 2, name_size), name_size,
+                x0=LABEL_W + i * cell, width=cell)
+
 
 def deal_screen(draw: Any, view: Any) -> None:
+    """The flipping screen's columns with what each player takes in the hands row, so the
+    first beat changes the counts only."""
     state = view.game
-    centred(draw, 0, f"DEAL {state.cards} cards", 12)
-    name_grid(draw, view.players, [str(c) for c in state.dealt], 15, (10, 18), (9, 11))
+    names_row(draw, view)
+    count_row(draw, "hand", state.dealt, 22, COUNT_Y["hand"], cell_width(state.n))
+    centred(draw, MID_Y + 2, f"DEAL {state.cards} cards", 12)
     hint = "PAUSED: MENU to resume" if state.paused else "one card each on the beat"
     centred(draw, foot_y(hint), hint, 9)
 
 
 def flipping_screen(draw: Any, view: Any) -> None:
     state = view.game
-    cell = (WIDTH - LABEL_W) // state.n
+    cell = cell_width(state.n)
     beat_mark(draw, state.beats, state.paused)
-    name_size = 10 if state.n <= 4 else 9
-    for i, name in enumerate(view.players):
-        centred(draw, 0, name_fit(name, cell - 2, name_size), name_size,
-                x0=LABEL_W + i * cell, width=cell)
+    names_row(draw, view)
     rows: tuple[tuple[str, Sequence[int], int, int], ...]
     if state.mode == "quick":
         rows = (("hand", state.hands, 16, 12), ("up", state.face_up, 14, 27),
                 ("aside", state.set_aside, 12, 41))
     else:
-        rows = (("hand", state.hands, 22, 16), ("up", state.face_up, 16, 36))   # pages 2-3, 4-5
+        rows = (("hand", state.hands, 22, COUNT_Y["hand"]), ("up", state.face_up, 16, COUNT_Y["up"]))
     for kind, values, largest, y in rows:
         count_row(draw, kind, values, largest, y, cell)
-    left(draw, 0, foot_y("table"), f"table {state.table_total}", 9)
+    table_total(draw, state)
     tempo = "paused" if state.paused else f"{state.beat_ms / 1000:g} s/beat"
     right(draw, WIDTH - 1, foot_y(tempo), tempo, 9)
 
 
-def count_row(draw: Any, kind: str, values: Sequence[int], largest: int, y: int, cell: int) -> None:
-    """One row of counts, one size for the whole row (the largest at which all fit its cells)."""
-    card_icon(draw, 1, y + max(0, digit_height(largest) - 9) // 2, kind)
-    widest = max((str(v) for v in values), key=lambda v: text_width(v, largest))
+def table_total(draw: Any, state: Any) -> None:
+    left(draw, 0, foot_y("table"), f"table {state.table_total}", 9)
+
+
+def count_row(draw: Any, kind: str | None, values: Sequence[int | str], largest: int, y: int,
+              cell: int) -> None:
+    """One row of counts, one size for the whole row (the largest at which all fit its cells),
+    each right-aligned on the same spot of its cell (room for two digits where that costs no
+    size), so a count that changes rewrites only the digits that changed, and a `+N` of the
+    result lands on the face-up count that follows it. `kind`: the row's card icon (None: none)."""
+    if kind is not None:
+        card_icon(draw, 1, y + max(0, digit_height(largest) - 9) // 2, kind)
+    texts = [str(v) for v in values]
+    room = ["00"] if text_width("00", largest) <= cell - 2 else []   # two digits' room if it costs no size
+    widest = max(texts + room, key=lambda v: text_width(v, largest))
     size = fitted(widest, cell - 2, largest)
+    end = (cell + text_width(widest, size)) // 2
     y += (digit_height(largest) - digit_height(size)) // 2
-    for i, value in enumerate(values):
-        centred(draw, y, str(value), size, x0=LABEL_W + i * cell, width=cell)
+    for i, text in enumerate(texts):
+        if text:
+            right(draw, LABEL_W + i * cell + end, y, text, size)
+
+
+def big_line(draw: Any, verb: str, name: str) -> None:
+    """The hands row as one big line: the verb on the left, the grabber's name big on the right,
+    sized for its own box, so the name stays where it is when the grab becomes a verdict and
+    only the verb is rewritten (the name gives way only to a verb that would not fit)."""
+    name = name.upper()
+    box = NAME_BOX
+    if text_width(verb, VERB_MIN) > WIDTH - NAME_BOX - GAP:
+        box = WIDTH - text_width(verb, VERB_MIN) - GAP
+    size = fitted(name, box, 22, 11)
+    name = clip(name, box, size)
+    right(draw, WIDTH - 1, BIG_Y + digit_height(22) - digit_height(size), name, size)
+    room = WIDTH - text_width(name, size) - GAP
+    size = fitted(verb, room, 16, VERB_MIN)
+    left(draw, 0, BIG_Y + digit_height(22) - digit_height(size), verb, size)
 
 
 def grab_screen(draw: Any, view: Any) -> None:
     state = view.game
     players = view.players
-    left(draw, 0, 0, "GRAB!", 10)
+    if not state.manual:                        # manual mode keeps no columns to name
+        names_row(draw, view)
+    big_line(draw, "GRAB!", players[state.grabber])
+    left(draw, 0, MID_Y, "YES theft  NO false alarm", 9)
+    left(draw, 0, MID_Y + 9, "hold YES: police", 9)
     if not state.manual:
-        right(draw, WIDTH - 1, 0, f"table {state.table_total}", 10)
-    centred(draw, 13, players[state.grabber].upper(), 22)
+        table_total(draw, state)
     buzz = view.table.last_buzz
     order = buzz.ordered() if buzz is not None else []
     if len(order) > 1:
         runner, ms = order[1]
         margin = f"+{ms:.0f} ms" if ms >= 1 else f"+{ms:.2f} ms"
-        centred(draw, 36, f"{players[runner]} {margin}", 11)
+        runner_up = f"{players[runner]} {margin}"
     else:
-        centred(draw, 36, "nobody close", 11)
-    centred(draw, 46, "YES theft  NO false alarm", 9)
-    centred(draw, foot_y("hold YES: police"), "hold YES: police", 9)
+        runner_up = "nobody close"
+    right(draw, WIDTH - 1, foot_y(runner_up), runner_up, 9)
 
 
 def result_screen(draw: Any, view: Any) -> None:
     state = view.game
     last = state.last
     who = view.players[last.grabber]
-    centred(draw, 0, f"{TITLES[last.verdict]} {who}", 12)
+    if not state.manual:
+        names_row(draw, view)
+    big_line(draw, TITLES[last.verdict], who)
     if state.manual:
-        centred(draw, 24, MANUAL_HINTS[last.verdict].format(who), 11)
+        centred(draw, MID_Y + 2, MANUAL_HINTS[last.verdict].format(who), 11)
         return
     if last.moved == 0:
-        centred(draw, 24, "no cards to move", 11)
-    elif last.verdict == "no":
-        centred(draw, 20, f"takes {last.moved}", 22)
-    else:
-        receivers = [i for i, c in enumerate(last.received) if c]
-        name_grid(draw, [view.players[i] for i in receivers],
-                  [f"+{last.received[i]}" for i in receivers], 15, (10, 18), (9, 11))
+        centred(draw, MID_Y + 2, "no cards to move", 11)
+    else:                           # each receiver's +N in their column (false alarm: the grabber)
+        count_row(draw, None, [f"+{c}" if c else "" for c in last.received], 16,
+                  COUNT_Y["up"], cell_width(state.n))
     where = "to set-aside piles" if last.to_set_aside else "to the bottom of hands"
-    centred(draw, foot_y(where), where, 9)
+    right(draw, WIDTH - 1, foot_y(where), where, 9)
 
 
 def manual_screen(draw: Any, view: Any) -> None:
