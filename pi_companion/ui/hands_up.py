@@ -195,7 +195,7 @@ def grab_screen(draw: Any, view: Any) -> None:
     order = buzz.ordered() if buzz is not None else []
     # The foot's right, beside the table count: the runner-up's name gives way (clipped with
     # '.') to the margin, which stays whole; a long name ran over the count and off the frame.
-    room = WIDTH if state.manual else WIDTH - text_width(f"table {state.table_total}", 9) - GAP
+    room = WIDTH - 1 - (0 if state.manual else text_width(f"table {state.table_total}", 9) + GAP)
     if len(order) > 1:
         runner, ms = order[1]
         margin = f"+{ms:.0f} ms" if ms >= 1 else f"+{ms:.2f} ms"
