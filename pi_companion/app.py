@@ -57,8 +57,8 @@ def precise_timers(slack_ns: int = LOOP_TIMER_SLACK_NS) -> bool:
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(slack_ns), 0, 0, 0)) == 0
-    except (OSError, AttributeError):     # no libc to call (a static or unusual build)
-        return False
+    except (ImportError, OSError, AttributeError):   # no ctypes (a build without libffi), no
+        return False                                  # libc to call (a static or unusual build)
 
 
 def game_time(t: float) -> str:

@@ -632,3 +632,93 @@ def test_the_log_of_an_idle_box_stops_growing(mock_factory, tmp_path):
         assert lengths[1] == lengths[2] == lengths[3]
     finally:
         box.close()
+
+
+# ---- text never runs into other text ----
+
+@pytest.fixture
+def ink_boxes(monkeypatch):
+    """(text, box) of every piece of text drawn: Pillow's box of the text as drawn (its ink,
+    without the line's descender room)."""
+    monkeypatch.setattr(canvas, "TEXT_CACHE", False)
+    boxes: list[tuple[str, tuple[int, int, int, int]]] = []
+    original = ImageDraw.ImageDraw.text
+
+    def text(self, xy, text, fill=None, font=None, *args, **kwargs):
+        boxes.append((text, self.textbbox(xy, text, font=font)))
+        return original(self, xy, text, fill, font, *args, **kwargs)
+
+    monkeypatch.setattr(ImageDraw.ImageDraw, "text", text)
+    return boxes
+
+
+def apart(boxes: list[tuple[str, tuple[int, int, int, int]]]) -> None:
+    """Every piece of text inside the frame, and no two pieces of text touching: a column of
+    blank pixels between any two that share rows."""
+    for text, (x0, y0, x1, y1) in boxes:
+        assert x0 >= 0 and y0 >= 0 and x1 <= 128 and y1 <= 64, f"{text!r} runs off the frame"
+    for i, (a, (ax0, ay0, ax1, ay1)) in enumerate(boxes):
+        for b, (bx0, by0, bx1, by1) in boxes[i + 1:]:
+            if ay0 < by1 and by0 < ay1:
+                assert ax1 < bx0 or bx1 < ax0, f"{a!r} runs into {b!r}"
+
+
+def grab_after_beats(players: tuple[str, ...], beats: int, grabber: int = 1, second: int = 0,
+                     beat_ms: int = 1000) -> Engine:
+    """`beats` beats of flips (seconds of manual play), then a grab by `grabber` with `second`
+    pressing 12 ms later."""
+    e = Engine(GAME, players, {"cards": 200, "beat_ms": beat_ms}, 1)
+    e.advance(float(beats))
+    t = beats + 0.5
+    e.feed(Edge(t, f"P{grabber + 1}", True))
+    e.feed(Edge(t + 0.012, f"P{second + 1}", True))
+    e.advance(t + 0.1)
+    e.feed(Edge(t + 0.1, f"P{grabber + 1}", False))
+    e.feed(Edge(t + 0.1, f"P{second + 1}", False))
+    assert e.game.phase == "judging" and e.game.grabber == grabber
+    return e
+
+
+@pytest.mark.parametrize("beat_ms", [1000, 0])
+@pytest.mark.parametrize("second", ["Wilhelmina Grace", "Bartholomew-Jone", "WWWWWWWWWWWWWWWW"])
+def test_a_long_named_runner_up_keeps_off_the_table_count(ink_boxes, second, beat_ms):
+    # The grab's foot: the table count on the left (not in manual mode), the runner-up and
+    # margin on the right. A runner-up named with the 16 characters the host may give ran off
+    # the frame's left edge, over the table count.
+    e = grab_after_beats(("Ada", second, "Cy"), beats=30, grabber=0, second=1, beat_ms=beat_ms)
+    render(e)
+    assert any(text.startswith("table ") for text, _ in ink_boxes) == (beat_ms > 0)
+    foot = [text for text, _ in ink_boxes if text.endswith(" ms")]
+    assert len(foot) == 1 and foot[0].endswith(" +12 ms")           # the margin stays whole
+    apart(ink_boxes)
+
+
+@pytest.mark.parametrize("beats", [9, 20])
+def test_eight_players_each_receiving_two_digits_keep_them_apart(ink_boxes, beats):
+    # Eight players, `beats` beats flipped (72 or 160 cards face up), then a theft: each of
+    # the seven others receives 10 to 23 cards. Each "+NN" ran into its neighbour's.
+    e = grab_after_beats(tuple(P8), beats)
+    e.feed(Edge(beats + 1.0, "YES", True))
+    e.feed(Edge(beats + 1.1, "YES", False))
+    received = e.game.history[-1].received
+    assert min(c for c in received if c) >= 10
+    ink_boxes.clear()
+    render(e)
+    shown = sorted(int(text.lstrip("+")) for text, _ in ink_boxes if text.lstrip("+").isdigit())
+    assert shown == sorted(c for c in received if c)                 # each receiver's count
+    assert any(text.startswith("+") for text, _ in ink_boxes)        # marked as received
+    apart(ink_boxes)
+
+
+def test_eight_players_a_hand_of_three_digits_keeps_off_its_neighbours(ink_boxes):
+    # Eight players, 160 cards face up, a false alarm: the grabber takes them all into hand.
+    # Their three digits ran into the count on their left: Ada's 0 and Ben's 157 read "0157".
+    e = grab_after_beats(tuple(P8), 20)
+    e.feed(Edge(21.0, "NO", True))
+    e.feed(Edge(21.1, "NO", False))
+    e.advance(30.0)
+    assert e.game.phase == "flipping" and e.game.hands[1] >= 100 and e.game.hands[0] == 0
+    ink_boxes.clear()
+    render(e)
+    assert "0" in [text for text, _ in ink_boxes] and str(e.game.hands[1]) in [t for t, _ in ink_boxes]
+    apart(ink_boxes)

@@ -18,6 +18,7 @@ the look and the loop before issue 15.
 from __future__ import annotations
 
 import hashlib
+import sys
 import random
 import threading
 import time
@@ -291,3 +292,24 @@ def test_the_loop_thread_asks_the_kernel_for_timely_wake_ups(live_box):
     on_loop(box, lambda _box: seen.append(libc.prctl(pr_get_timerslack, 0, 0, 0, 0)))
     assert seen == [1_000]                                          # 1 us
     assert libc.prctl(pr_get_timerslack, 0, 0, 0, 0) == 50_000      # this (test) thread: untouched
+
+
+def test_a_python_without_ctypes_still_runs_the_loop(monkeypatch):
+    """The timer slack is a refinement: on an interpreter built without ctypes (no libffi) the
+    loop thread must run without it. Its import error escaped `precise_timers` and ended the
+    loop thread before its first pass: the box handled no press at all."""
+    monkeypatch.setitem(sys.modules, "ctypes", None)            # `import ctypes` fails
+    factory = MockFactory(pin_class=MockPWMPin)
+    box = Box(Config(game="grab-bag", players=PLAYERS, seed=1, sound=False), factory,
+              Display(None))
+    try:
+        box.start()
+        pin = factory.pin(load_pinmap()["P2"])
+        pin.drive_low()
+        pin.drive_high()
+        assert wait_for(lambda: box.handled >= 2), "the loop handled no press"
+        assert box.thread is not None and box.thread.is_alive()
+    finally:
+        box.close()
+        factory.reset()
+    assert app.precise_timers() is False

@@ -96,6 +96,8 @@ def showing_result(state: Any, clock: float) -> bool:
 BIG_Y, MID_Y = 16, 32           # the hands row and the middle row (ink tops)
 COUNT_Y = {"hand": 16, "up": 36}
 NAME_BOX, VERB_MIN, GAP = 68, 11, 5   # the big line: the name's box, the verb's least size
+COUNT_MIN = 7                   # a count row's least size: eight players' "1NN" fits its
+                                # 14-pixel column only at 7 (at 9 it ran into the next count)
 
 
 def cell_width(n: int) -> int:
@@ -155,7 +157,7 @@ def count_row(draw: Any, kind: str | None, values: Sequence[int | str], largest:
     texts = [str(v) for v in values]
     room = ["00"] if text_width("00", largest) <= cell - 2 else []   # two digits' room if it costs no size
     widest = max(texts + room, key=lambda v: text_width(v, largest))
-    size = fitted(widest, cell - 2, largest)
+    size = fitted(widest, cell - 2, largest, COUNT_MIN)
     end = (cell + text_width(widest, size)) // 2
     y += (digit_height(largest) - digit_height(size)) // 2
     for i, text in enumerate(texts):
@@ -191,10 +193,17 @@ def grab_screen(draw: Any, view: Any) -> None:
         table_total(draw, state)
     buzz = view.table.last_buzz
     order = buzz.ordered() if buzz is not None else []
+    # The foot's right, beside the table count: the runner-up's name gives way (clipped with
+    # '.') to the margin, which stays whole; a long name ran over the count and off the frame.
+    room = WIDTH - 1 - (0 if state.manual else text_width(f"table {state.table_total}", 9) + GAP)
     if len(order) > 1:
         runner, ms = order[1]
         margin = f"+{ms:.0f} ms" if ms >= 1 else f"+{ms:.2f} ms"
-        runner_up = f"{players[runner]} {margin}"
+        name = players[runner]
+        runner_up, cut = f"{name} {margin}", len(name)
+        while cut > 1 and text_width(runner_up, 9) > room:
+            cut -= 1
+            runner_up = f"{name[:cut]}. {margin}"
     else:
         runner_up = "nobody close"
     right(draw, WIDTH - 1, foot_y(runner_up), runner_up, 9)
@@ -213,8 +222,14 @@ def result_screen(draw: Any, view: Any) -> None:
     if last.moved == 0:
         centred(draw, MID_Y + 2, "no cards to move", 11)
     else:                           # each receiver's +N in their column (false alarm: the grabber)
-        count_row(draw, None, [f"+{c}" if c else "" for c in last.received], 16,
-                  COUNT_Y["up"], cell_width(state.n))
+        cell = cell_width(state.n)
+        signed = [f"+{c}" if c else "" for c in last.received]
+        if max(text_width(text, 9) for text in signed) <= cell - 2:
+            count_row(draw, None, signed, 16, COUNT_Y["up"], cell)
+        else:           # eight players' "+NN" ran into each other: one '+' for the row, left
+            count_row(draw, None, [str(c) if c else "" for c in last.received], 16,
+                      COUNT_Y["up"], cell)
+            left(draw, 1, COUNT_Y["up"] + (digit_height(16) - digit_height(9)) // 2, "+", 9)
     where = "to set-aside piles" if last.to_set_aside else "to the bottom of hands"
     right(draw, WIDTH - 1, foot_y(where), where, 9)
 
