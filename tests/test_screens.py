@@ -124,3 +124,53 @@ def test_cached_text_matches_pillow_anywhere_in_either_ink():
                     ImageDraw.Draw(a).text((x, y), text, font=canvas.font(size), fill=ink)
                     canvas.write(ImageDraw.Draw(b), (x, y), text, size, fill=ink)
                     assert a.tobytes() == b.tobytes(), (size, text, x, y, ink)
+
+
+# ---- players whose names start alike ----
+
+def _cells(frame, y0: int, y1: int, x0: int, cell: int, n: int) -> list[bytes]:
+    return [frame.crop((x0 + i * cell, y0, x0 + (i + 1) * cell, y1)).tobytes() for i in range(n)]
+
+
+def test_eight_players_whose_names_start_alike_are_told_apart_on_hands_up():
+    """Eight players leave a Hands Up! column two letters: 'Ben' and 'Bea' both read 'Be', and
+    'Sam', 'Sara' and 'Sal' all 'Sa'. Each now ends on a letter of its own: Bn, Ba, Sm, Sr, Sl."""
+    from pi_companion.ui.hands_up import LABEL_W, cell_width
+    players = ("Ben", "Bea", "Sam", "Sara", "Sal", "Di", "Ed", "Flo")
+    engine = Engine(registry.get("hands-up"), players, {}, 1)
+    frame = render(engine)
+    names = _cells(frame, 0, 11, LABEL_W, cell_width(8), 8)
+    assert len(set(names)) == 8, "two players' names look the same"
+
+
+def test_grab_bag_scores_tell_alexander_from_alexandra():
+    """The score line shows three letters a player: 'Ale 0' twice named nobody. The second
+    ends on its first letter of its own: 'Ale' and 'Alr'."""
+    players = ("Alexander", "Alexandra", "Bo", "Cy")
+    engine = Engine(registry.get("grab-bag"), players, {"variant": "standard"}, 1)
+    frame = render(engine)
+    cells = _cells(frame, 53, 64, 0, 128 // 4, 4)
+    assert cells[0] != cells[1]
+
+
+def test_distinct_short_names_properties():
+    from hypothesis import given, settings, strategies as st
+
+    from pi_companion.ui.canvas import distinct
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.text(alphabet="ABab.é", min_size=1, max_size=6), min_size=1, max_size=8,
+                    unique=True), st.integers(1, 4))
+    def check(names, k):
+        shorten = lambda name: name[:k]  # noqa: E731
+        out = distinct(names, shorten, lambda short: len(short) <= k)
+        plain = [shorten(n) for n in names]
+        assert len(out) == len(names)
+        for name, short, made in zip(names, plain, out):
+            assert made == short or (len(made) == len(short) and made[:-1] == short[:-1]
+                                     and made[-1] in name[len(short) - 1:])
+        assert len(set(out)) >= len(set(plain))          # never more alike than before
+        changed = [i for i, (a, b) in enumerate(zip(out, plain)) if a != b]
+        for i in changed:                                  # a new form is nobody else's
+            assert out.count(out[i]) == 1 and out[i] not in plain
+    check()

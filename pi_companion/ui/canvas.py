@@ -7,6 +7,7 @@ again: rendering glyphs was most of a frame's CPU, and a frame is mostly the sam
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Callable, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -152,3 +153,33 @@ def foot_y(text: str, size: int = 9) -> int:
 
 def short_name(name: str, length: int = 3) -> str:
     return name[:length]
+
+
+def distinct(names: Sequence[str], shorten: Callable[[str], str],
+             fits: Callable[[str], bool]) -> list[str]:
+    """Each of the players' `names` shortened by `shorten` (a row of narrow columns), without two
+    players shortened alike: where several names share a short form of two or more letters,
+    each keeps all but its last letter and ends with the first later letter that no other of
+    them has there ("Ben" and "Bea" in two letters: "Bn" and "Ba"; "Alexander" and "Alexandra"
+    in three: "Ale" and "Alr"). A form that does not `fit`, or that another name already shows,
+    stays as `shorten` made it."""
+    shorts = [shorten(name) for name in names]
+    groups: dict[str, list[int]] = {}
+    for i, short in enumerate(shorts):
+        groups.setdefault(short, []).append(i)
+    out = list(shorts)
+    for short, group in groups.items():
+        keep = len(short) - 1
+        if len(group) < 2 or keep < 1:
+            continue
+        for i in group:
+            name = names[i]
+            others = [names[j] for j in group if j != i]
+            at = next((k for k in range(keep, len(name))
+                       if all(k >= len(other) or other[k] != name[k] for other in others)), None)
+            if at is None:
+                continue
+            alt = name[:keep] + name[at]
+            if alt not in shorts and alt not in out[:i] + out[i + 1:] and fits(alt):
+                out[i] = alt
+    return out

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .canvas import centred, left, right, short_name
+from .canvas import centred, distinct, left, right, short_name, text_width
 
 
 def scores_line(draw: Any, players: tuple[str, ...], scores: tuple[int, ...], y: int) -> None:
     cell = 128 // len(players)
-    for i, (name, score) in enumerate(zip(players, scores)):
-        centred(draw, y, f"{short_name(name)} {score}", 10, x0=i * cell, width=cell)
+    names = distinct(players, short_name, lambda short: text_width(short, 10) <= text_width("WWW", 10))
+    for i, (name, score) in enumerate(zip(names, scores)):
+        centred(draw, y, f"{name} {score}", 10, x0=i * cell, width=cell)
 
 
 def draw(draw: Any, view: Any) -> None:

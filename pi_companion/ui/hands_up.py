@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .canvas import WIDTH, bbox, centred, clip, fitted, foot_y, left, right, text_width
+from .canvas import WIDTH, bbox, centred, clip, distinct, fitted, foot_y, left, right, text_width
 
 RESULT_S = 2.5          # a judgement's result stays up at least this long (longer at slow beats)
 LABEL_W = 10            # the row-icon column of the flipping screen
@@ -108,9 +108,10 @@ def names_row(draw: Any, view: Any) -> None:
     state = view.game
     cell = cell_width(state.n)
     name_size = 10 if state.n <= 4 else 9
-    for i, name in enumerate(view.players):
-        centred(draw, 0, name_fit(name, cell - 2, name_size), name_size,
-                x0=LABEL_W + i * cell, width=cell)
+    names = distinct(view.players, lambda name: name_fit(name, cell - 2, name_size),
+                     lambda short: text_width(short, name_size) <= cell - 2)
+    for i, name in enumerate(names):
+        centred(draw, 0, name, name_size, x0=LABEL_W + i * cell, width=cell)
 
 
 def deal_screen(draw: Any, view: Any) -> None:
