@@ -1,7 +1,7 @@
 """`make bench`: every figure beside its baseline, measured in the same run; a table and results.json.
 
 Usage: python benchmarks/run.py [--only NAME,NAME] [--out PATH]
-Names: cpu (the Pi Zero 2 W factor), fairness, latency, hall, process (idle + start-up),
+Names: cpu (the Pi Zero 2 W factor), fairness, latency, instructions (callgrind), hall, process (idle + start-up),
 display, resume, durability, web (the big screen). BENCH_DAEMON_PRESSES sets the headline latency's presses (default 1 000).
 docs/performance.md explains each figure and how it is measured.
 """
@@ -26,6 +26,7 @@ import display_traffic
 import durability
 import fairness
 import hall
+import instructions
 import latency
 import process
 import resume
@@ -36,6 +37,7 @@ FIGURES: dict[str, Callable[[], dict[str, Any]]] = {
     "cpu": cpu_factor.run,
     "fairness": fairness.run,
     "latency": latency.run,
+    "instructions": instructions.run,
     "hall": hall.run,
     "process": process.run,
     "display": display_traffic.run,
@@ -119,6 +121,14 @@ def rows(r: dict[str, Any]) -> list[Row]:
                         f"decision + LEDs {p50_p99('decide_and_leds')}", "", "", ""))
         out.append(("  warm, settle 0, no log", latency_text(lat["warm_settle0"]), "(the old headline)",
                     "", f"n={lat['warm_settle0']['n']}", ""))
+    if "instructions" in r:
+        ins = r["instructions"]
+        if "skipped" in ins:
+            out.append(("  instructions per buzz", f"skipped: {ins['skipped']}", "", "", "", ""))
+        else:
+            out.append(("  instructions per buzz", f"{ins['per_buzz']:,.0f} (callgrind, {ins['buzzes']} buzzes)",
+                        f"gpiozero when_pressed->LED {ins['gpiozero_per_press']:,.0f} per press "
+                        f"(x{ins['per_buzz'] / ins['gpiozero_per_press']:.1f})", "", "", ""))
     if "hall" in r:
         h = r["hall"]
         for key, label, need in (("decoder", "3 hall: pure decoder", 4000), ("engine", "  engine (no pins)", 4000),

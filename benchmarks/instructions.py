@@ -1,0 +1,129 @@
+"""Figure 2b, instructions per buzz: the loop's work counted by callgrind, which no load moves.
+
+The loop's CPU per decision (figure 2) is a CPU time: on this shared VM it moved 15-40 % within
+an hour at a load average of 0.3, so a change of a few per cent cannot be seen in it. This
+figure counts the machine instructions instead, with valgrind's callgrind: the same count on
+every run of the same code, whatever else the machine does (it does not see cache misses or
+the kernel: it is a yardstick for the loop's own work, not a time).
+
+Ours: the real Box on gpiozero MockFactory pins with the durable game log on a real file, Grab
+Bag, the default 2 ms settle window; each buzz is a press and its window's close, driven through
+the loop's own `_turn` on one thread (the wait for the window happens, the frame and the reset
+between buzzes are not counted). Callgrind collects only while `functools.reduce` runs, which
+calls the measured turns (`--toggle-collect`). Baseline, same run, same way: a bare gpiozero
+`Button.when_pressed = led.on` press. Skipped without valgrind, or when the interpreter has no
+symbol for `functools_reduce` (a stripped build: nothing is collected).
+"""
+from __future__ import annotations
+
+import functools
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+BUZZES = 100
+WARM_UP = 5                       # buzzes before counting: imports, caches, the first frame
+
+
+def buzzes(count: int) -> None:
+    """In the child under callgrind: `count` counted buzzes on the real Box."""
+    sys.path.insert(0, str(HERE))
+    from harness import ROOT, Jump, JumpFactory, WatchedPin, grab_bag, make_box, pin
+
+    from pi_companion.store import GameLog
+    factory = JumpFactory(pin_class=WatchedPin)
+    with tempfile.TemporaryDirectory(prefix="bench-instructions-", dir=ROOT) as state:
+        store = GameLog(state)
+        box = make_box(grab_bag(settle_ms=2.0), factory, store=store)
+        rng = random.Random(3)
+
+        def buzz(_a: Any, _b: Any) -> None:
+            box._turn()                            # the press
+            while box.engine.window is not None:
+                box._turn()                        # the window's close
+
+        try:
+            for i in range(WARM_UP + count):
+                button = pin(factory, f"P{rng.randrange(4) + 1}")
+                while box.stale or not box.queue.empty():
+                    box._turn()                    # the frame before: not counted
+                store.wait()
+                button.drive_low()
+                if i >= WARM_UP:
+                    functools.reduce(buzz, [0, 1])
+                else:
+                    buzz(0, 0)
+                while box.stale:
+                    box._turn()
+                Jump.offset += 0.010
+                button.drive_high()
+                box._turn()
+                box.engine.new_game()
+                box.stale = True
+                Jump.offset += 0.010
+        finally:
+            box.close()
+            factory.reset()
+
+
+def gpiozero_presses(count: int) -> None:
+    """In the child under callgrind: `count` counted presses of a bare when_pressed -> LED."""
+    sys.path.insert(0, str(HERE))
+    from gpiozero import LED, Button
+    from harness import PINS, JumpFactory, WatchedPin
+    factory = JumpFactory(pin_class=WatchedPin)
+    led = LED(PINS["LED1"], pin_factory=factory)
+    button = Button(PINS["P1"], pin_factory=factory)
+    button.when_pressed = led.on
+
+    def press(_a: Any, _b: Any) -> None:
+        button.pin.drive_low()
+
+    try:
+        for i in range(WARM_UP + count):
+            if i >= WARM_UP:
+                functools.reduce(press, [0, 1])
+            else:
+                press(0, 0)
+            button.pin.drive_high()
+            led.off()
+    finally:
+        button.close()
+        led.close()
+        factory.reset()
+
+
+def counted(kind: str, count: int) -> int | None:
+    """Instructions callgrind counted inside `functools.reduce` for the child `kind`."""
+    with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no",
+                        "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}",
+                        sys.executable, str(Path(__file__).resolve()), "--child", kind, str(count)],
+                       check=True, capture_output=True, timeout=900)
+        match = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
+        total = int(match.group(1)) if match else 0
+    return total or None
+
+
+def run() -> dict[str, Any]:
+    if shutil.which("valgrind") is None:
+        return {"skipped": "valgrind not installed"}
+    ours = counted("buzz", BUZZES)
+    floor = counted("gpiozero", BUZZES)
+    if ours is None or floor is None:
+        return {"skipped": "callgrind counted nothing (an interpreter without symbols)"}
+    return {"buzzes": BUZZES, "per_buzz": ours / BUZZES, "gpiozero_per_press": floor / BUZZES}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        {"buzz": buzzes, "gpiozero": gpiozero_presses}[sys.argv[2]](int(sys.argv[3]))
+    else:
+        print(run())
