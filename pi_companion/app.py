@@ -29,7 +29,8 @@ from .core.frozen import replace       # dataclasses.replace without its field w
 from .core.records import advance_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
-from .hw.inputs import BUTTON_NAMES, LEVEL_NAMES, RawEdge, build_inputs, player_lines, reading_pressed
+from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, RawEdge, build_inputs, player_lines, reading_levels,
+                        reading_pressed)
 from .hw.outputs import Leds, Piezo
 from .link.mailbox import PuckMailbox
 from .store import GameLog
@@ -111,7 +112,8 @@ class Box:
             pins = {k: v for k, v in pins.items() if not k.startswith("HALL")}
         self.inputs = build_inputs(pins, n, self.queue, factory)
         self.player_lines = player_lines(self.inputs)     # read as each settle window closes
-        self.start_levels = self._read_levels()   # before the fold: an edge meanwhile is queued
+        self.start_levels = reading_levels(self.inputs, LEVEL_NAMES)   # before the fold: an edge
+                                                                        # meanwhile is queued
         self.leds = Leds(pins, n, factory)
         self.piezo = Piezo(pins.get("PIEZO") if config.sound else None, factory, config.tunes)
         self.t0 = factory.ticks()
@@ -188,23 +190,16 @@ class Box:
         as the pins were set up, before the fold: an edge during the fold is queued and decoded
         from there. A new game reads them then: an edge still queued happened before the
         read, and once the queue is through the decoders have the pins' levels."""
-        held = tuple(name for name, device in self.inputs.items()
-                     if name in BUTTON_NAMES and device.is_active)
+        held = tuple(name for name, down in reading_levels(self.inputs, BUTTON_NAMES).items() if down)
         for name in held:
             log.warning("button %s is held down at start (stuck?): ignored until released", name)
-        levels = self._read_levels() if new_game else self.start_levels
+        levels = reading_levels(self.inputs, LEVEL_NAMES) if new_game else self.start_levels
         hall = self._changed(self.engine.hall, levels.get("HALL_A"), levels.get("HALL_B"))
         encoder = self._changed(self.engine.encoder, levels.get("ENC_A"), levels.get("ENC_B"))
         if (self.resumed and not new_game) or held or hall or encoder:
             event = Resume(self.engine.clock, held, hall, encoder)
             self._log(to_record(event))
             self.engine.feed(event)
-
-    def _read_levels(self) -> dict[str, int]:
-        """The hall sensors' and encoder contacts' levels now (1: active, as their edges say),
-        read straight from the pins (`reading_pressed` does the same for buttons)."""
-        return {name: int(device.pin.state == device.active_level)
-                for name, device in self.inputs.items() if name in LEVEL_NAMES}
 
     @staticmethod
     def _changed(decoder: Any, a: int | None, b: int | None) -> tuple[int, int] | None:

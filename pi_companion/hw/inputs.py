@@ -54,6 +54,13 @@ def build_inputs(pins: dict[str, int], n_players: int, sink: "queue.SimpleQueue[
     return devices
 
 
+def reading_levels(devices: dict[str, EdgeInput], names: tuple[str, ...]) -> dict[str, int]:
+    """The levels of the devices among `names` at this moment, 1 where the pin reads active
+    (a button pressed, a sensor's latch on: what its edges report), read from the pins."""
+    return {name: int(device.pin.state == device.active_level)
+            for name, device in devices.items() if name in names}
+
+
 def player_lines(devices: dict[str, EdgeInput]) -> tuple[tuple[str, Any, int], ...]:
     """The player buttons' pins, each with the level that reads pressed (for `reading_pressed`,
     found once: gpiozero's `device.pin` is a property call per read)."""
