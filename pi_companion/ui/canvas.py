@@ -85,11 +85,12 @@ def fitted(text: str, width: int, largest: int, smallest: int = 9) -> int:
     return smallest
 
 
-def clip(text: str, width: int, size: int) -> str:
-    """`text` shortened with '.' until it fits `width` at `size`."""
-    if text_width(text, size) <= width:
+def clip(text: str, width: int, size: int, after: str = "") -> str:
+    """`text` shortened with '.' until it fits `width` at `size`, followed by `after` (which is
+    never cut: the text gives way to it)."""
+    if text_width(text + after, size) <= width:
         return text
-    while len(text) > 1 and text_width(text + ".", size) > width:
+    while len(text) > 1 and text_width(text + "." + after, size) > width:
         text = text[:-1]
     return text + "."
 

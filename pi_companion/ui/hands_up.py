@@ -200,11 +200,7 @@ def grab_screen(draw: Any, view: Any) -> None:
     if len(order) > 1:
         runner, ms = order[1]
         margin = f"+{ms:.0f} ms" if ms >= 1 else f"+{ms:.2f} ms"
-        name = players[runner]
-        runner_up, cut = f"{name} {margin}", len(name)
-        while cut > 1 and text_width(runner_up, 9) > room:
-            cut -= 1
-            runner_up = f"{name[:cut]}. {margin}"
+        runner_up = f"{clip(players[runner], room, 9, after=f' {margin}')} {margin}"
     else:
         runner_up = "nobody close"
     right(draw, WIDTH - 1, foot_y(runner_up), runner_up, 9)
