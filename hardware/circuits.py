@@ -48,6 +48,26 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
     return dict(options)
 
 
+# --- the turntable's geometry (turntable.svg and the magnet in the parts list) --------------
+
+# One diametric disc magnet at the centre of the turntable's underside; two latching hall
+# sensors under its rim, a quarter of a pole pair apart (90 degrees for the one pole pair of a
+# diametric disc). With p pole pairs (a ring of 2p magnets, alternating), the sensors go
+# (k + 1/4) * 360 / p degrees apart; B is that far clockwise from A (seen from above), so that
+# A leads B when the table turns clockwise.
+TURNTABLE = {
+    "magnet_diameter": 10.0,    # mm
+    "magnet_thickness": 3.0,    # mm
+    "pole_pairs": 1,            # a diametric disc
+    "gap": (2.0, 4.0),          # mm, the magnet's lower face to the sensors' tops
+}
+
+
+def sensor_spacing(pole_pairs: int, k: int = 0) -> float:
+    """Degrees from sensor A clockwise to sensor B for clean quadrature."""
+    return (k + 0.25) * 360 / pole_pairs
+
+
 # --- the parts ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -100,7 +120,8 @@ PARTS: dict[str, Part] = {
                     "Open-drain output: 10 kohm pull-up to 3.3 V. AD = +/-2.7 mT; FA (+/-1.3 mT) also "
                     "fine, AG (+/-6 mT) needs a smaller gap. A DRV5012 (X2SON, push-pull, SEL tied to "
                     "VCC) can replace it if you can solder it."),
-    "magnet": Part("Disc magnet diametrically magnetised", "10 x 3 mm N35 diametric disc",
+    "magnet": Part("Disc magnet diametrically magnetised",
+                   f"{TURNTABLE['magnet_diameter']:g} x {TURNTABLE['magnet_thickness']:g} mm N35 diametric disc",
                    "Diametric: N and S are the two halves of the disc; an axial disc will not work."),
     "bearing": Part("Turntable bearing", "150 mm lazy-susan bearing",
                     "Its steel ring sits far from the centre, which is fine; keep steel 2 cm or more "
