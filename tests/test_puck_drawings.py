@@ -148,3 +148,13 @@ def test_the_waveform_is_the_geometrys():
             # the last point at or before x
             y = [py for px, py in points if px <= x + 1e-6][-1]
             assert (y < low) == bool(turntable.levels(geometry, spacing, degrees)[row]), (channel, degrees)
+
+
+def test_the_readmes_show_the_template_and_the_puck_wiring_as_pictures():
+    guide = (HARDWARE / "README.md").read_text()
+    for picture in ("panel-a4.svg", "puck.svg", "turntable.svg", "wiring.svg"):
+        assert re.search(rf"!\[[^\]]+\]\({re.escape(picture)}\)", guide), picture
+        assert re.search(rf"!\[[^\]]+\]\(hardware/{re.escape(picture)}\)", (ROOT / "README.md").read_text()), picture
+        assert (HARDWARE / picture).read_text().startswith("<svg")
+    for pdf in ("panel-a4.pdf", "panel-letter.pdf"):
+        assert f"]({pdf})" in guide and f"](hardware/{pdf})" in (ROOT / "README.md").read_text()
