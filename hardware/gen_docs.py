@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -358,9 +359,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{shown(path)} is stale: run `make diagram`", file=sys.stderr)
         return 1 if stale else 0
     for path in stale:
-        path.write_bytes(outputs[path])
+        try:
+            write_atomically(path, outputs[path])
+        except OSError as error:
+            print(f"could not write {shown(path)}: {error}", file=sys.stderr)
+            return 1
         print(f"wrote {shown(path)}")
     return 0
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """The whole new file or the old one, never half of one (README.md holds hand-written text)."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 if __name__ == "__main__":

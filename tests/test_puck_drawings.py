@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hypothesis import given, settings, strategies as st
+
 from pi_companion.core.quadrature import Quadrature
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,3 +160,48 @@ def test_the_readmes_show_the_template_and_the_puck_wiring_as_pictures():
         assert (HARDWARE / picture).read_text().startswith("<svg")
     for pdf in ("panel-a4.pdf", "panel-letter.pdf"):
         assert f"]({pdf})" in guide and f"](hardware/{pdf})" in (ROOT / "README.md").read_text()
+
+
+@settings(deadline=None, max_examples=100)
+@given(st.one_of(st.integers(-5, 45).map(str), st.text(max_size=6).map(repr), st.sampled_from(["None", "1.5", "[14]", "0x0E"])),
+       st.one_of(st.integers(-5, 45).map(str), st.just("15")))
+def test_the_firmware_pin_reader_accepts_pico_gpio_or_says_one_line(a, b):
+    path = Path(__file__).parent / "__never_written__.py"      # read_firmware_pins reads only
+    text = FIRMWARE.read_text()
+    text = re.sub(r"^HALL_A_PIN = \d+", lambda _: f"HALL_A_PIN = {a}", text, flags=re.M)
+    text = re.sub(r"^HALL_B_PIN = \d+", lambda _: f"HALL_B_PIN = {b}", text, flags=re.M)
+
+    class Source:
+        name = path.name
+
+        @staticmethod
+        def read_text():
+            return text
+
+    try:
+        pins = turntable.read_firmware_pins(Source)
+    except turntable.FirmwareError as error:
+        assert "\n" not in str(error) and str(error).startswith(path.name)
+    else:
+        assert pins == firmware_constants(text)
+        assert pins["A"] != pins["B"]
+        assert all(f"GP{gpio}" in turntable.PHYSICAL for gpio in pins.values())
+
+
+def test_a_failed_write_leaves_the_old_file_whole(tmp_path, monkeypatch, capsys):
+    """make diagram stopped by a full disk: README.md (hand-written text) is old or new, never cut."""
+    readme = tmp_path / "README.md"
+    old = (HARDWARE / "README.md").read_text().replace("| **P1** |", "| **P9** |", 1)
+    readme.write_text(old)
+    monkeypatch.setattr(gen_docs, "README", readme)
+    real_write = Path.write_bytes
+
+    def full_disk(self, data):
+        real_write(self, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    assert gen_docs.main([]) == 1
+    assert readme.read_text() == old
+    assert [p.name for p in tmp_path.iterdir()] == ["README.md"]
+    assert "could not write" in capsys.readouterr().err
