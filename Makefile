@@ -53,6 +53,7 @@ bench: $(STAMP)
 screenshots: $(STAMP)
 	$(BIN)/python -m pi_companion.gallery docs/screens
 
+# hardware/: wiring table and diagram, parts list, drilling templates, puck and turntable drawings.
 diagram: $(STAMP)
 	$(BIN)/python hardware/gen_docs.py
 

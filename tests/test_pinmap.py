@@ -197,8 +197,8 @@ def test_the_readme_shows_both_drawings_and_the_bom_has_its_columns():
     assert (HARDWARE / "turntable.svg").read_text().startswith("<svg")
     with (HARDWARE / "bom.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["part", "example_part_number", "quantity", "purpose", "notes"]
+    assert list(rows[0]) == ["part", "example_part_number", "quantity", "role", "notes"]
     assert all(row["quantity"].isdigit() for row in rows)
     text = " ".join(" ".join(row.values()) for row in rows)
-    for part in ("SSD1306", "KY-040", "DRV5013", "DRV5012", "diametric", "Pico", "lgpio", "Zero 2 W"):
+    for part in ("SSD1306", "KY-040", "DRV5013", "DRV5012", "diametric", "lgpio", "Zero 2 W"):
         assert part in text
