@@ -555,8 +555,3 @@ class Box:
                 log.error("closing %s: %s: %s", what, type(err).__name__, err)
         if self.store is not None:
             self.store.close()
-
-
-def run_daemon(args: Any) -> int:
-    from .daemon import main
-    return main(args)

@@ -6,9 +6,10 @@ import json
 import sys
 from pathlib import Path
 
+from .config import DEFAULT_CONFIG, ConfigError, load_config, template_text
+
 EXIT_USAGE = 2
 EXIT_CONFIG = 78        # EX_CONFIG: systemd does not restart on it (RestartPreventExitStatus)
-DEFAULT_CONFIG = Path("/etc/pi-companion/config.toml")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -32,8 +33,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .app import run_daemon
-    return run_daemon(args)
+    from .daemon import main
+    return main(args)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -42,7 +43,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from .config import ConfigError, load_config, template_text
     if args.action == "default":
         sys.stdout.write(template_text())
         return 0
@@ -177,7 +177,6 @@ def check_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     from .games import registry
     game = args.game
     if game is None:
-        from .config import ConfigError, load_config
         try:
             game = load_config(Path(args.config)).game
         except (ConfigError, OSError):

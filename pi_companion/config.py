@@ -10,6 +10,7 @@ from .games import registry
 from .games.base import OptionError
 from .core.tunes import DEFAULT_TUNES, parse_tune
 
+DEFAULT_CONFIG = Path("/etc/pi-companion/config.toml")
 DEFAULT_PLAYERS = ("Red", "Blue", "Green", "Yellow")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PINMAPS = ("4players", "8players")     # the built-in pin maps; anything else is a file path
@@ -363,7 +364,6 @@ def where_in(raw: bytes, offset: int) -> str:
 
 def load_config_arg(path: str) -> Config:
     """The config named on the command line: only the default path may be absent."""
-    from .cli import DEFAULT_CONFIG
     return load_config(Path(path), must_exist=Path(path) != DEFAULT_CONFIG)
 
 
