@@ -213,8 +213,8 @@ class Box:
         rules = registry.get(game)
         seed = (self.config.seed or 0) + self.games_started
         self.games_started += 1
-        return Engine(rules, tuple(self.config.players), self.config.options_for(game),
-                      seed, debounce_s=self.config.debounce_ms / 1000.0)
+        return registry.new_engine(rules, tuple(self.config.players), self.config.options_for(game),
+                                   seed, debounce_s=self.config.debounce_ms / 1000.0)
 
     def _use(self, engine: Engine) -> None:
         """Install a new game's engine: its clock starts now, and so does its log."""
@@ -270,8 +270,8 @@ class Box:
         rules = registry.get(str(header["game"]))
         if not rules.min_players <= len(players) <= rules.max_players:
             raise ValueError(f"header: {rules.name} takes {rules.min_players} to {rules.max_players} players")
-        return Engine(rules, tuple(players), options, int(header["seed"]),
-                      debounce_s=self.config.debounce_ms / 1000.0)
+        return registry.new_engine(rules, tuple(players), options, int(header["seed"]),
+                                   debounce_s=self.config.debounce_ms / 1000.0)
 
     def _refold(self, reader: Any, good: int) -> Engine:
         """A fresh engine folded through the first `good` records (after a record broke the fold)."""

@@ -30,7 +30,7 @@ def scenario_engines(folder: Path) -> Iterator[tuple[str, Engine]]:
         if path.name.endswith(".expected.json"):
             continue
         scenario = load_scenario(json.loads(path.read_text()))
-        engine = Engine(registry.get(scenario.game), scenario.players, scenario.options, scenario.seed)
+        engine = registry.new_engine(scenario.game, scenario.players, scenario.options, scenario.seed)
         stop = SHOT_AT.get(path.stem)
         for event in scenario.events:
             if stop is not None and event.t > stop:
@@ -48,20 +48,20 @@ def menu_engines() -> Iterator[tuple[str, Engine]]:
     for name in registry.available():
         rules = registry.get(name)
         players = tuple(["Ada", "Ben", "Cy", "Di"][: max(rules.min_players, 3)])
-        engine = Engine(rules, players, {}, 1)
+        engine = registry.new_engine(rules, players, {}, 1)
         engine.feed(Edge(1.0, "MENU", True))
         engine.feed(Edge(1.05, "MENU", False))
         yield f"{name}-menu", engine
         if rules.rules_card():
-            card = Engine(rules, players, {}, 1)
+            card = registry.new_engine(rules, players, {}, 1)
             choose(card, "rules")
             yield f"{name}-rules", card
         if name == "grab-bag":                     # one rules card per variant
             for variant in ("all-seekers", "strict"):
-                card = Engine(rules, players, {"variant": variant}, 1)
+                card = registry.new_engine(rules, players, {"variant": variant}, 1)
                 choose(card, "rules")
                 yield f"{name}-rules-{variant}", card
-    test = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
+    test = registry.new_engine("grab-bag", ("Ada", "Ben", "Cy"), {}, 1)
     choose(test, "test")
     test.feed(Edge(9.0, "P2", True))
     test.feed(Edge(9.0, "NO", True))

@@ -62,8 +62,8 @@ def fold(store: GameLog) -> Engine:
     loaded = store.load()
     assert loaded is not None
     header, records = loaded
-    engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
-                    int(header["seed"]), debounce_s=CONFIG.debounce_ms / 1000.0)
+    engine = registry.new_engine(header["game"], tuple(header["players"]), header["options"],
+                                 int(header["seed"]), debounce_s=CONFIG.debounce_ms / 1000.0)
     for rec in records:
         event = from_record(rec)
         engine.advance(event) if isinstance(event, float) else engine.feed(event)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from ..games.base import Game
 from . import rand
 from .debounce import DEBOUNCE_S, Debouncer
 from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, EncoderLevel,
@@ -19,6 +18,7 @@ from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, En
                      Pending, PlayerHold, PlayerPress, PuckReset, PuckStatus, Request, Resume, Sound,
                      Tick, Turn, Undone, Verdict)
 from .frozen import replace
+from .game import Catalogue, Game
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .quadrature import Quadrature
 from .records import Record, from_record, quantize
@@ -56,8 +56,9 @@ class Window:
 
 class Engine:
     def __init__(self, rules: Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int,
-                 *, debounce_s: float = DEBOUNCE_S) -> None:
+                 *, debounce_s: float = DEBOUNCE_S, catalogue: Catalogue | None = None) -> None:
         self.rules = rules
+        self.catalogue = catalogue      # the games "Change game" offers (None: this one only)
         self.players = tuple(players)
         self.options = dict(options)
         self.seed = seed
@@ -562,9 +563,8 @@ class Engine:
             self.new_game()
             self._effects.append(Request("new"))
         elif key == "switch":
-            from ..games import registry
-            self.menu = Menu(tuple((f"switch:{name}", registry.get(name).title)
-                                   for name in registry.available()))
+            games = self.catalogue() if self.catalogue is not None else ((self.rules.name, self.rules.title),)
+            self.menu = Menu(tuple((f"switch:{name}", title) for name, title in games))
         elif key.startswith("switch:"):
             self.menu = None
             self._effects.append(Request("switch", key.removeprefix("switch:")))
