@@ -32,6 +32,7 @@ from .hw.display import Display
 from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, RawEdge, build_inputs, player_lines, reading_levels,
                         reading_pressed)
 from .hw.outputs import Leds, Piezo
+from .link import proto
 from .link.mailbox import PuckMailbox
 from .store import GameLog
 from .ui.canvas import banner
@@ -55,7 +56,7 @@ def precise_timers(slack_ns: int = LOOP_TIMER_SLACK_NS) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
+        import ctypes          # deferred: ~7 ms at import; only the loop thread needs it, after READY
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(slack_ns), 0, 0, 0)) == 0
     except (ImportError, OSError, AttributeError):   # no ctypes (a build without libffi), no
@@ -140,12 +141,11 @@ class Box:
     # ---- the wind puck (its reader thread only posts to the mailbox) ----
 
     def _start_puck(self) -> None:
-        from .link.serial_port import PuckLink
+        from .link.serial_port import PuckLink   # deferred: pyserial costs ~35 ms; only with a puck
         self.puck = PuckLink(self.config.puck_port or None, self._puck_message, self._puck_status)
         self.puck.start()
 
     def _puck_message(self, msg: Any) -> None:
-        from .link import proto
         now = self.now()
         if isinstance(msg, proto.Hello):
             if msg.boot_id == self._puck_hello:    # asked again, same boot: nothing new

@@ -6,7 +6,12 @@ import json
 import sys
 from pathlib import Path
 
+from . import __version__
 from .config import DEFAULT_CONFIG, ConfigError, load_config, template_text
+from .games import registry
+
+# Each command's module is imported when the command runs (python -X importtime): `run` would
+# otherwise pay for aiohttp (web, about 0.5 s here), curses and the others at every start.
 
 EXIT_USAGE = 2
 EXIT_CONFIG = 78        # EX_CONFIG: systemd does not restart on it (RestartPreventExitStatus)
@@ -71,7 +76,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def games_help() -> str:
-    from .games import registry
     lines = []
     for name in registry.available():
         rules = registry.get(name)
@@ -103,8 +107,6 @@ def player_names(text: str) -> tuple[str, ...]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from . import __version__
-    from .games import registry
     formatter = HelpFormatter
     p = argparse.ArgumentParser(prog="pi-companion", description=__doc__, epilog=GAMES_EPILOG,
                                 formatter_class=formatter)
@@ -174,7 +176,6 @@ def check_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """--players must fit the game (--game's, else the config's): a flag error is exit 2, not 78."""
     if getattr(args, "players", None) is None:
         return
-    from .games import registry
     game = args.game
     if game is None:
         try:

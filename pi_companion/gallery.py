@@ -11,13 +11,17 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+from luma.core.device import dummy
 from PIL import Image
+
+from . import webshots
 
 from .core.engine import Engine
 from .core.events import Edge, Effect, Turn
 from .games import registry
 from .replay import load_scenario
 from .ui.screens import render
+from .web import headless
 
 SCALE = 4
 # Scenarios whose picture is taken before their end (seconds): the name says what it shows.
@@ -87,7 +91,6 @@ def choose(engine: Engine, key: str, t: float = 1.0) -> list[Effect]:
 
 def through_luma(engine: Engine) -> Image.Image:
     """The frame as the OLED gets it: through luma's dummy device."""
-    from luma.core.device import dummy
     device = dummy(width=128, height=64, mode="1")
     device.display(render(engine))
     return device.image
@@ -112,12 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     written += save(menu_engines(), out)
     print(f"{len(written)} screens in {out}")
     # The big screen's pages need a browser; the OLED gallery above never does.
-    from .web import headless
     why = headless.missing()
     if why:
         print(f"web pages not rendered: {why}")
         return 0
-    from . import webshots
     pages = webshots.save(out)
     print(f"{len(pages)} web pages in {out}")
     return 0

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .config import ConfigError, load_config
 from .core.engine import Engine, fold_records
 from .games import registry
 from .store import GameLog
@@ -94,7 +95,6 @@ def table(report: dict[str, Any]) -> str:
 
 
 def status(args: Any) -> int:
-    from .config import ConfigError, load_config
     try:
         config = load_config(Path(args.config))
     except ConfigError as err:
