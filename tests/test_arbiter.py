@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_companion.core import rand
-from pi_companion.core.arbiter import Window, complete, decide, in_flight
+from pi_companion.core.arbiter import Window, complete, decide
 from pi_companion.core.debounce import Debouncer
 
 times = st.sampled_from([1.0, 1.0005, 1.001, 1.0015, 1.002])      # few values: ties are common
@@ -35,13 +35,8 @@ def test_an_exact_tie_goes_each_way_by_the_random_source():
     assert winners == {0, 1}
 
 
-def test_in_flight_and_complete():
+def test_a_window_waiting_for_edges_is_complete_once_each_has_joined_or_settled():
     window = Window(2.0, frozenset({0, 1, 2}), {0: 1.0})
-    assert in_flight(1, window, contact_closed=False, unheard=False)
-    assert not in_flight(0, window, False, False)           # pressed in it already
-    assert not in_flight(1, window, True, False)            # its contact is known closed
-    assert not in_flight(1, window, False, True)            # waited for before, no edge since
-    assert not in_flight(3, Window(2.0, frozenset({0, 1, 2})), False, False)     # not eligible
     buttons = {"P2": Debouncer()}
     window.waiting = {"P2": False}
     assert not complete(window, buttons)

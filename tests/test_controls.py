@@ -30,8 +30,12 @@ class Recorder:
 
 def run_timers(controls: Controls, upto: float, actions: Recorder) -> None:
     """Fire every contact settle and long press due by `upto`, in due order (the engine's job)."""
-    while (due := controls.next_timer()) is not None and due[0] <= upto:
-        at, kind, name = due
+    while True:
+        due = sorted([(d.settle_due, 0, b) for b, d in controls.buttons.items() if d.settle_due is not None]
+                     + [(at, 1, b) for b, at in controls.holds.items()])
+        if not due or due[0][0] > upto:
+            return
+        at, kind, name = due[0]
         controls.settle(name, actions) if kind == 0 else controls.held(name, at, actions)
 
 

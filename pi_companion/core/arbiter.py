@@ -5,8 +5,9 @@ players until it is due; then the earliest press *timestamp* wins (never the ord
 arrived in), and an exact tie goes to the seeded random source, so replay, resume and undo
 decide it the same way. When the window is due the live box reads the player buttons' levels: a
 button that reads pressed while its press edge has not arrived has an edge in flight, and the
-window waits for it (`PENDING_GRACE_S` at most). The engine (core/engine.py) keeps the window and
-feeds it; this module holds the window's data and the rules, with no clock and no state of its own.
+window waits for it (`PENDING_GRACE_S` at most; `Engine.look` and `Engine._in_flight` find those
+buttons). The engine (core/engine.py) keeps the window and feeds it; this module holds the
+window's data and the rules, with no clock and no state of its own.
 """
 from __future__ import annotations
 
@@ -42,14 +43,6 @@ def decide(presses: dict[int, float], rng: int) -> tuple[BuzzOrder, int]:
     tied = sorted(p for p, t in presses.items() if t == first)
     winner, rng = rand.choice(rng, tied) if len(tied) > 1 else (tied[0], rng)
     return BuzzOrder(winner, first, tuple((p, t) for p, t in presses.items() if p != winner)), rng
-
-
-def in_flight(player: int, window: Window, contact_closed: bool, unheard: bool) -> bool:
-    """A player's button reads pressed: is its press edge still to come for this window? (Not if
-    they pressed in it already, are not eligible, their contact is known closed, or they were
-    waited for before and no edge of theirs came since.)"""
-    return (player in window.eligible and player not in window.presses
-            and not contact_closed and not unheard)
 
 
 def complete(window: Window, buttons: Mapping[str, Debouncer]) -> bool:

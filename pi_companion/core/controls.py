@@ -4,8 +4,9 @@ A contact's edges become presses and releases (`core/debounce.py`: an edge withi
 the previous one is bounce; a press acts at its first edge); a press held long enough becomes a
 long press (YES/NO 1 s, MENU 3 s) or a player's hold (2 s); the encoder's contact levels become
 detents (4 quadrature steps each) and the hall sensors' levels, or the wind puck's absolute
-counters, become turntable steps. No clock: the engine says when a contact settle or a long
-press is due (`next_timer`) and fires it (`settle`, `held`).
+counters, become turntable steps. No clock: the engine finds the contact settles
+(`buttons[...].settle_due`, scanned while `bouncing`) and long presses (`holds`) due, in its
+one scan of every timer, and fires them (`settle`, `held`).
 
 What the presses mean is the table's business (`core/table.py`): `Controls` calls the
 receiver it is handed (`Actions`: the engine) with `_down`, `_short`, `_held` and `_heard`, and
@@ -94,22 +95,6 @@ class Controls:
     def down(self) -> list[str]:
         """The buttons down right now (debounced)."""
         return [name for name, deb in self.buttons.items() if deb.logical]
-
-    def next_timer(self) -> tuple[float, int, str] | None:
-        """The earliest contact settle (kind 0) or long press (kind 1), the first in button
-        order on a tie. The buttons are scanned only after an edge (only an edge starts a
-        contact settle), until a scan finds none due: a hall spin never looks at them."""
-        best: tuple[float, int, str] | None = None
-        if self.bouncing:
-            for name, deb in self.buttons.items():
-                at = deb.settle_due
-                if at is not None and (best is None or at < best[0]):
-                    best = (at, 0, name)
-            self.bouncing = best is not None
-        for name, at in self.holds.items():
-            if best is None or at < best[0]:
-                best = (at, 1, name)
-        return best
 
     def cut(self, held: list[str], hall: tuple[int, int] | None, encoder: tuple[int, int] | None) -> None:
         """The box (re)started (a `Resume`): every button is up without effect except those in

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .arbiter import PENDING_GRACE_S, Window, complete, decide, in_flight
+from .arbiter import PENDING_GRACE_S, Window, complete, decide
 from .controls import BUTTONS, HOLD_S, LONG_S, STEPS_PER_DETENT, Controls
 from .debounce import DEBOUNCE_S, Debouncer
 from .events import (Buzz, BuzzOpened, Edge, Effect, EncoderLevel, HallCounts, HallLevel, HallStep,
@@ -134,8 +134,20 @@ class Engine(Tabletop):
     def _next_timer(self) -> tuple[float, int, str] | None:
         """The timer to fire first: the earliest due time, then the lowest kind (0 a button's
         debounce settle, 1 a long press, 2 the settle window, 3 the game's timer), then the
-        first in button order. One scan, nothing allocated per timer: it runs on every input."""
-        best = self.controls.next_timer()
+        first in button order. One scan, nothing allocated per timer: it runs on every input.
+        The buttons are scanned only after an edge (only an edge starts a contact settle), until
+        a scan finds none due: a hall spin or a dial turn never looks at them."""
+        controls = self.controls
+        best: tuple[float, int, str] | None = None
+        if controls.bouncing:
+            for name, deb in controls.buttons.items():
+                at = deb.settle_due
+                if at is not None and (best is None or at < best[0]):
+                    best = (at, 0, name)
+            controls.bouncing = best is not None
+        for name, at in controls.holds.items():
+            if best is None or at < best[0]:
+                best = (at, 1, name)
         window = self.window
         if window is not None and (best is None or window.due < best[0]):
             best = (window.due, 2, "")
@@ -248,9 +260,12 @@ class Engine(Tabletop):
             super()._player_press(player, t)
 
     def _in_flight(self, button: str, window: Window) -> bool:
-        """`button` reads pressed: is its press edge still to come for this window?"""
-        return in_flight(int(button[1:]) - 1, window, self.controls.buttons[button].raw,
-                         button in self.unheard)
+        """`button` reads pressed: is its press edge still to come for this window? (Not if it
+        pressed in it already, is not eligible, its contact is known closed, or it was waited
+        for before and no edge of its came since.)"""
+        player = int(button[1:]) - 1
+        return (player in window.eligible and player not in window.presses
+                and not self.controls.buttons[button].raw and button not in self.unheard)
 
     def _pend(self, event: Pending) -> None:
         """The box looked at the pins as the window came due: it waits for the edges in flight
