@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from luma.core.device import dummy
 from PIL import Image
 
 from . import webshots
+from .assemble import make_display
+from .config import Config
 
 from .core.engine import Engine
 from .core.events import Edge, Effect, Turn
@@ -90,10 +91,12 @@ def choose(engine: Engine, key: str, t: float = 1.0) -> list[Effect]:
 
 
 def through_luma(engine: Engine) -> Image.Image:
-    """The frame as the OLED gets it: through luma's dummy device."""
-    device = dummy(width=128, height=64, mode="1")
-    device.display(render(engine))
-    return device.image
+    """The frame as the OLED gets it: through the box's own display part (assemble.make_display)
+    on luma's dummy device."""
+    display = make_display("dummy", Config())
+    display.show(render(engine), 0.0)
+    image: Image.Image = display.device.image
+    return image
 
 
 def save(engines: Iterator[tuple[str, Any]], out: Path) -> list[Path]:
