@@ -16,8 +16,10 @@ from PIL import Image
 
 from pi_companion import app
 from pi_companion.app import Box
+from pi_companion.assemble import assemble
 from pi_companion.config import Config
-from pi_companion.hw.display import Display, open_device
+from pi_companion.hw.display import Display
+from pi_companion.store import GameLog
 from pi_companion.hw.pinmap import load_pinmap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,8 +97,19 @@ def grab_bag(settle_ms: float = 2.0, cards: int = 200, variant: str = "all-seeke
                   games={"grab-bag": {"variant": variant, "cards": cards, "settle_ms": settle_ms}})
 
 
-def make_box(config: Config, factory: Any, display: Display | None = None, **kw: Any) -> Box:
-    box = Box(config, factory, display or Display(lambda: open_device("dummy")), **kw)
+def make_box(config: Config, factory: Any, display: Display | None = None, *,
+             store: GameLog | None = None, **kw: Any) -> Box:
+    """A box as `pi_companion.assemble` builds it, on `factory`'s pins, with `store` (a game log
+    the benchmark made, or none); `box.close()` lets go of every part."""
+    built = assemble(config, pins=factory, display=display or "dummy",
+                     store=store if store is not None else False, **kw)
+    box = built.box
+    close = box.close
+
+    def close_all() -> None:
+        close()
+        built.release()
+    box.close = close_all  # type: ignore[method-assign]
     # With no piezo pin the worker still times each tune, and close() waits up to 2 s for the
     # queue: note the sounds instead (playing them is not what any figure measures).
     box.piezo.play = box.piezo.played.append  # type: ignore[method-assign]

@@ -32,6 +32,7 @@ from .hw.display import Display
 from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, RawEdge, build_inputs, player_lines, reading_levels,
                         reading_pressed)
 from .hw.outputs import Leds, Piezo
+from .link import proto
 from .link.mailbox import PuckMailbox
 from .store import GameLog
 from .ui.canvas import banner
@@ -55,7 +56,7 @@ def precise_timers(slack_ns: int = LOOP_TIMER_SLACK_NS) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
+        import ctypes          # deferred: ~7 ms at import; only the loop thread needs it, after READY
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(slack_ns), 0, 0, 0)) == 0
     except (ImportError, OSError, AttributeError):   # no ctypes (a build without libffi), no
@@ -140,12 +141,11 @@ class Box:
     # ---- the wind puck (its reader thread only posts to the mailbox) ----
 
     def _start_puck(self) -> None:
-        from .link.serial_port import PuckLink
+        from .link.serial_port import PuckLink   # deferred: pyserial costs ~35 ms; only with a puck
         self.puck = PuckLink(self.config.puck_port or None, self._puck_message, self._puck_status)
         self.puck.start()
 
     def _puck_message(self, msg: Any) -> None:
-        from .link import proto
         now = self.now()
         if isinstance(msg, proto.Hello):
             if msg.boot_id == self._puck_hello:    # asked again, same boot: nothing new
@@ -213,8 +213,8 @@ class Box:
         rules = registry.get(game)
         seed = (self.config.seed or 0) + self.games_started
         self.games_started += 1
-        return Engine(rules, tuple(self.config.players), self.config.options_for(game),
-                      seed, debounce_s=self.config.debounce_ms / 1000.0)
+        return registry.new_engine(rules, tuple(self.config.players), self.config.options_for(game),
+                                   seed, debounce_s=self.config.debounce_ms / 1000.0)
 
     def _use(self, engine: Engine) -> None:
         """Install a new game's engine: its clock starts now, and so does its log."""
@@ -270,8 +270,8 @@ class Box:
         rules = registry.get(str(header["game"]))
         if not rules.min_players <= len(players) <= rules.max_players:
             raise ValueError(f"header: {rules.name} takes {rules.min_players} to {rules.max_players} players")
-        return Engine(rules, tuple(players), options, int(header["seed"]),
-                      debounce_s=self.config.debounce_ms / 1000.0)
+        return registry.new_engine(rules, tuple(players), options, int(header["seed"]),
+                                   debounce_s=self.config.debounce_ms / 1000.0)
 
     def _refold(self, reader: Any, good: int) -> Engine:
         """A fresh engine folded through the first `good` records (after a record broke the fold)."""
@@ -555,8 +555,3 @@ class Box:
                 log.error("closing %s: %s: %s", what, type(err).__name__, err)
         if self.store is not None:
             self.store.close()
-
-
-def run_daemon(args: Any) -> int:
-    from .daemon import main
-    return main(args)

@@ -6,9 +6,15 @@ import json
 import sys
 from pathlib import Path
 
+from . import __version__
+from .config import DEFAULT_CONFIG, ConfigError, load_config, template_text
+from .games import registry
+
+# Each command's module is imported when the command runs (python -X importtime): `run` would
+# otherwise pay for aiohttp (web, about 0.5 s here), curses and the others at every start.
+
 EXIT_USAGE = 2
 EXIT_CONFIG = 78        # EX_CONFIG: systemd does not restart on it (RestartPreventExitStatus)
-DEFAULT_CONFIG = Path("/etc/pi-companion/config.toml")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -32,8 +38,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .app import run_daemon
-    return run_daemon(args)
+    from .daemon import main
+    return main(args)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -42,7 +48,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from .config import ConfigError, load_config, template_text
     if args.action == "default":
         sys.stdout.write(template_text())
         return 0
@@ -71,7 +76,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def games_help() -> str:
-    from .games import registry
     lines = []
     for name in registry.available():
         rules = registry.get(name)
@@ -103,8 +107,6 @@ def player_names(text: str) -> tuple[str, ...]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from . import __version__
-    from .games import registry
     formatter = HelpFormatter
     p = argparse.ArgumentParser(prog="pi-companion", description=__doc__, epilog=GAMES_EPILOG,
                                 formatter_class=formatter)
@@ -174,10 +176,8 @@ def check_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """--players must fit the game (--game's, else the config's): a flag error is exit 2, not 78."""
     if getattr(args, "players", None) is None:
         return
-    from .games import registry
     game = args.game
     if game is None:
-        from .config import ConfigError, load_config
         try:
             game = load_config(Path(args.config)).game
         except (ConfigError, OSError):

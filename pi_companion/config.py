@@ -6,10 +6,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .core.tunes import DEFAULT_TUNES, parse_tune
 from .games import registry
 from .games.base import OptionError
-from .core.tunes import DEFAULT_TUNES, parse_tune
+from .hw.pinmap import NAMES, PinMapError, load_pinmap, player_buttons
 
+DEFAULT_CONFIG = Path("/etc/pi-companion/config.toml")
 DEFAULT_PLAYERS = ("Red", "Blue", "Green", "Yellow")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PINMAPS = ("4players", "8players")     # the built-in pin maps; anything else is a file path
@@ -61,7 +63,6 @@ class Config:
 
     def pin_map(self) -> dict[str, int]:
         """{name: BCM pin}: the chosen pin map with this config's [pins] over it."""
-        from .hw.pinmap import load_pinmap
         return load_pinmap(self.pinmap, overrides=self.pins)
 
 
@@ -118,7 +119,6 @@ def _pinmap(v: Any) -> str:
     what = f"must be {', '.join(PINMAPS)} or the absolute path of a pin map file"
     if not v.startswith("/"):
         raise ValueError(what)
-    from .hw.pinmap import PinMapError, load_pinmap
     try:
         load_pinmap(v)
     except PinMapError as err:
@@ -243,7 +243,6 @@ def parse_config(data: dict[str, Any], source: str = "config") -> Config:
 
 def check_game(config: Config, source: str = "") -> None:
     """The game the box starts with takes this many players and these options."""
-    from .games.base import OptionError
     at = f"{source}: " if source else ""
     try:
         rules = registry.get(config.game)
@@ -261,7 +260,6 @@ def check_game(config: Config, source: str = "") -> None:
 def check_buttons(config: Config, source: str = "config", key: str = "box.players") -> dict[str, int]:
     """The config's pin map, checked; every player must have a button on it (else ConfigError
     naming the first player without one)."""
-    from .hw.pinmap import player_buttons
     try:
         pins = config.pin_map()
     except ValueError as err:
@@ -279,7 +277,6 @@ def check_buttons(config: Config, source: str = "config", key: str = "box.player
 
 
 def _pins(body: Any, source: str) -> dict[str, int]:
-    from .hw.pinmap import NAMES
     if not isinstance(body, dict):
         raise ConfigError(f"{source}: pins: must be a table of name = BCM number")
     for key, value in body.items():
@@ -363,7 +360,6 @@ def where_in(raw: bytes, offset: int) -> str:
 
 def load_config_arg(path: str) -> Config:
     """The config named on the command line: only the default path may be absent."""
-    from .cli import DEFAULT_CONFIG
     return load_config(Path(path), must_exist=Path(path) != DEFAULT_CONFIG)
 
 

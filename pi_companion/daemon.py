@@ -2,68 +2,21 @@
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import sys
 import threading
 import time
-from dataclasses import replace
 from typing import Any
 
-from .config import Config, ConfigError, check_buttons, check_game, load_config_arg
+from . import logs, systemd
+from .assemble import NoPins, StateDirBusy, assemble, build_config
 from .core.events import Request
+from .ui.screens import message_frame
 
 log = logging.getLogger("pi_companion")
 EXIT_CONFIG = 78
 EXIT_HARDWARE = 1
-
-
-def build_config(args: Any) -> Config | None:
-    """The config file with the command line's overrides; None (after one line on stderr) if bad."""
-    try:
-        config = load_config_arg(args.config)
-        if getattr(args, "game", None):
-            from .games import registry
-            if args.game not in registry.GAMES:
-                raise ConfigError(f"--game: unknown game {args.game!r} (one of {', '.join(registry.GAMES)})")
-            config = replace(config, game=args.game)
-        if getattr(args, "players", None):
-            names = tuple(n.strip() for n in args.players.split(","))
-            if not 2 <= len(names) <= 8 or not all(names) or len(set(names)) != len(names):
-                raise ConfigError("--players: give 2 to 8 unique names, comma-separated")
-            config = replace(config, players=names)
-        if getattr(args, "state_dir", None):
-            config = replace(config, state_dir=args.state_dir)
-        if getattr(args, "pinmap", None):
-            config = replace(config, pinmap=args.pinmap, pins={})
-        check_buttons(config, args.config, "--players" if getattr(args, "players", None) else "box.players")
-        check_game(config)
-    except ConfigError as err:
-        print(f"pi-companion: {err}", file=sys.stderr)
-        return None
-    if config.seed is None:
-        config = replace(config, seed=int.from_bytes(os.urandom(4), "big"))
-    return config
-
-
-def make_factory(kind: str) -> Any:
-    """The gpiozero pin factory: MockFactory for `mock`, else gpiozero's own choice (env var)."""
-    from gpiozero import Device
-    if kind == "mock":
-        from gpiozero.pins.mock import MockFactory, MockPWMPin
-        Device.pin_factory = MockFactory(pin_class=MockPWMPin)
-    else:
-        Device.ensure_pin_factory()
-    return Device.pin_factory
-
-
-def make_display(driver: str, config: Config) -> Any:
-    from .hw.display import Display, open_device
-    if driver == "none":
-        return Display(None)
-    if driver == "auto":
-        driver = "ssd1306"
-    return Display(lambda: open_device(driver, config.i2c_port, config.i2c_address, config.rotate))
+EXIT_BUSY = 75          # EX_TEMPFAIL: another process holds the state directory
 
 
 class Watchdog:
@@ -72,7 +25,6 @@ class Watchdog:
     with no watchdog configured there is no interval and the loop never wakes for it."""
 
     def __init__(self) -> None:
-        from . import systemd
         self.notify = systemd.notify
         self.interval = systemd.watchdog_interval()
 
@@ -84,22 +36,10 @@ def main(args: Any) -> int:
     config = build_config(args)
     if config is None:
         return EXIT_CONFIG
-    from . import logs
     logs.setup(config.log_level)
-    from . import systemd
-    from .app import Box
-    try:
-        factory = make_factory(args.pins)
-    except Exception as err:
-        print(f"pi-companion: no GPIO pin factory ({type(err).__name__}: {err}); "
-              "on a PC use --pins mock", file=sys.stderr)
-        return EXIT_HARDWARE
-    display = make_display(args.display if args.display != "auto" else config.display, config)
     stop = threading.Event()
     shutdown = threading.Event()
     signalled = threading.Event()
-
-    hub: Any = None
 
     def on_request(req: Request) -> None:
         if req.name == "shutdown":
@@ -107,25 +47,21 @@ def main(args: Any) -> int:
             stop.set()
 
     watchdog = Watchdog()
-    from .store import GameLog
-    store = GameLog(config.state_dir, config.history)
     try:
-        box = Box(config, factory, display, on_request=on_request, store=store, on_exit=stop.set,
-                  watchdog=watchdog.kick if watchdog.interval is not None else None,
-                  watchdog_s=watchdog.interval)
+        built = assemble(config, pins=args.pins, display="device" if args.display == "auto" else args.display,
+                         hub=config.web_enabled, on_request=on_request, on_exit=stop.set,
+                         watchdog=watchdog.kick if watchdog.interval is not None else None,
+                         watchdog_s=watchdog.interval)
+    except StateDirBusy as err:
+        print(f"pi-companion: {err}", file=sys.stderr)
+        return EXIT_BUSY
+    except NoPins as err:
+        print(f"pi-companion: {err}; on a PC use --pins mock", file=sys.stderr)
+        return EXIT_HARDWARE
     except OSError as err:     # not a config error: exit so that systemd tries again
         print(f"pi-companion: cannot start ({type(err).__name__}: {err})", file=sys.stderr)
         return EXIT_HARDWARE
-    if config.web_enabled:
-        from .hub import Hub, board_url, socket_path
-        hub = Hub(box, socket_path(config.state_dir), config.state_dir,
-                  board_url=board_url(config.web_port))
-        hub.attach()
-        try:
-            hub.start()
-        except OSError as err:
-            log.error("web hub: cannot listen on %s (%s); playing on without it", hub.path, err)
-            hub = None
+    box = built.box
 
     def on_signal(*_: Any) -> None:
         signalled.set()
@@ -143,11 +79,8 @@ def main(args: Any) -> int:
         return EXIT_HARDWARE
     systemd.notify("STOPPING=1")
     if shutdown.is_set():
-        from .ui.screens import message_frame
         box.display.show(message_frame("Shutting down"), time.monotonic())
-    box.close()
-    if hub is not None:
-        hub.close()
+    built.close()
     if shutdown.is_set():
         systemd.power_off()
     return 0

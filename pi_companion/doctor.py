@@ -2,14 +2,23 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Callable
+
+from gpiozero import Device
+from gpiozero.exc import PinFactoryFallback
+from gpiozero.pins.mock import MockFactory
+
+from .config import PINMAPS, Config, ConfigError, load_config_arg, read_toml
+from .hub import board_url
+from .hw.display import open_device
+from .hw.pinmap import load_pinmap
 
 Result = tuple[str, str]          # (ok | warn | fail, message)
 
 
 def check_config(path: Path) -> tuple[Result, Any]:
-    from .config import Config, ConfigError, load_config_arg
     try:
         config = load_config_arg(str(path))
     except ConfigError as err:
@@ -21,14 +30,10 @@ def check_config(path: Path) -> tuple[Result, Any]:
 def check_pins(kind: str) -> Result:
     """The pin factory, in one row: gpiozero's PinFactoryFallback warnings (one multi-line
     warning per backend it tried) are caught and summed up here."""
-    import warnings
-
-    from gpiozero import Device
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             if kind == "mock":
-                from gpiozero.pins.mock import MockFactory
                 Device.pin_factory = MockFactory()
             else:
                 Device.ensure_pin_factory()
@@ -44,7 +49,6 @@ def check_pins(kind: str) -> Result:
 
 def _fallbacks(caught: list[Any]) -> str:
     """'lgpio: No module named ...; native: ...' from gpiozero's fallback warnings."""
-    from gpiozero.exc import PinFactoryFallback
     return "; ".join(str(w.message).removeprefix("Falling back from ").splitlines()[0]
                      for w in caught if issubclass(w.category, PinFactoryFallback))
 
@@ -53,8 +57,6 @@ def check_pinmap(path: Path, config: Any, config_ok: bool) -> Result:
     """The pin map and which players have a button on it. When the config was rejected, its
     players, pinmap and [pins] are read without the other checks, to name every player
     without a button."""
-    from .config import Config, ConfigError, PINMAPS, read_toml
-    from .hw.pinmap import load_pinmap
     players, pinmap, overrides = config.players, config.pinmap, config.pins
     if not config_ok:
         try:
@@ -90,7 +92,6 @@ def check_display(config: Any) -> Result:
         return ("warn", f"no {bus}: enable I2C (sudo raspi-config nonint do_i2c 0, or "
                         "dtparam=i2c_arm=on in /boot/firmware/config.txt) and reboot; "
                         "the box plays on without a screen meanwhile")
-    from .hw.display import open_device
     try:
         open_device("sh1106" if config.display == "sh1106" else "ssd1306",
                     config.i2c_port, config.i2c_address)
@@ -102,7 +103,7 @@ def check_display(config: Any) -> Result:
 
 def check_puck(config: Any) -> Result:
     needed = config.wind_source == "puck"
-    try:
+    try:                       # optional: a build without pyserial has no puck link
         from .link.serial_port import discover
     except ImportError:
         return ("warn", "puck link not in this build")
@@ -126,7 +127,6 @@ def check_state_dir(config: Any) -> Result:
 def check_web(config: Any) -> Result:
     if not config.web_enabled:
         return ("ok", "big screen off ([web] enabled = false)")
-    from .hub import board_url
     return ("ok", f"big screen at {board_url(config.web_port)} (same Wi-Fi; "
                   "systemctl status pi-companion-web)")
 

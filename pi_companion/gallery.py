@@ -13,11 +13,16 @@ from typing import Any, Iterator
 
 from PIL import Image
 
+from . import webshots
+from .assemble import make_display
+from .config import Config
+
 from .core.engine import Engine
 from .core.events import Edge, Effect, Turn
 from .games import registry
 from .replay import load_scenario
 from .ui.screens import render
+from .web import headless
 
 SCALE = 4
 # Scenarios whose picture is taken before their end (seconds): the name says what it shows.
@@ -30,7 +35,7 @@ def scenario_engines(folder: Path) -> Iterator[tuple[str, Engine]]:
         if path.name.endswith(".expected.json"):
             continue
         scenario = load_scenario(json.loads(path.read_text()))
-        engine = Engine(registry.get(scenario.game), scenario.players, scenario.options, scenario.seed)
+        engine = registry.new_engine(scenario.game, scenario.players, scenario.options, scenario.seed)
         stop = SHOT_AT.get(path.stem)
         for event in scenario.events:
             if stop is not None and event.t > stop:
@@ -48,20 +53,20 @@ def menu_engines() -> Iterator[tuple[str, Engine]]:
     for name in registry.available():
         rules = registry.get(name)
         players = tuple(["Ada", "Ben", "Cy", "Di"][: max(rules.min_players, 3)])
-        engine = Engine(rules, players, {}, 1)
+        engine = registry.new_engine(rules, players, {}, 1)
         engine.feed(Edge(1.0, "MENU", True))
         engine.feed(Edge(1.05, "MENU", False))
         yield f"{name}-menu", engine
         if rules.rules_card():
-            card = Engine(rules, players, {}, 1)
+            card = registry.new_engine(rules, players, {}, 1)
             choose(card, "rules")
             yield f"{name}-rules", card
         if name == "grab-bag":                     # one rules card per variant
             for variant in ("all-seekers", "strict"):
-                card = Engine(rules, players, {"variant": variant}, 1)
+                card = registry.new_engine(rules, players, {"variant": variant}, 1)
                 choose(card, "rules")
                 yield f"{name}-rules-{variant}", card
-    test = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
+    test = registry.new_engine("grab-bag", ("Ada", "Ben", "Cy"), {}, 1)
     choose(test, "test")
     test.feed(Edge(9.0, "P2", True))
     test.feed(Edge(9.0, "NO", True))
@@ -86,11 +91,12 @@ def choose(engine: Engine, key: str, t: float = 1.0) -> list[Effect]:
 
 
 def through_luma(engine: Engine) -> Image.Image:
-    """The frame as the OLED gets it: through luma's dummy device."""
-    from luma.core.device import dummy
-    device = dummy(width=128, height=64, mode="1")
-    device.display(render(engine))
-    return device.image
+    """The frame as the OLED gets it: through the box's own display part (assemble.make_display)
+    on luma's dummy device."""
+    display = make_display("dummy", Config())
+    display.show(render(engine), 0.0)
+    image: Image.Image = display.device.image
+    return image
 
 
 def save(engines: Iterator[tuple[str, Any]], out: Path) -> list[Path]:
@@ -112,12 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     written += save(menu_engines(), out)
     print(f"{len(written)} screens in {out}")
     # The big screen's pages need a browser; the OLED gallery above never does.
-    from .web import headless
     why = headless.missing()
     if why:
         print(f"web pages not rendered: {why}")
         return 0
-    from . import webshots
     pages = webshots.save(out)
     print(f"{len(pages)} web pages in {out}")
     return 0

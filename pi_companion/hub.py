@@ -29,6 +29,8 @@ from typing import Any
 from .core.engine import NAME_MAX
 from .core.events import HostCommand
 from .core.snapshot import numbered, table_view
+from .games import registry
+from .games.base import OptionError
 
 log = logging.getLogger(__name__)
 BUFFER_LIMIT = 256 * 1024      # bytes a client may fall behind before it is dropped
@@ -71,8 +73,6 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
             raise CommandError(f"{name} is already playing")
         return HostCommand(0.0, "rename", player, name)
     if cmd == "switch":
-        from .games import registry
-        from .games.base import OptionError
         game, options = msg.get("game"), msg.get("options", {})
         if game not in registry.available():
             raise CommandError(f"unknown game (one of {', '.join(registry.available())})")

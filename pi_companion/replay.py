@@ -10,7 +10,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .core.engine import Engine
 from .core.events import Edge, HallLevel, InputEvent, Turn
 from .games import registry
 from .games.base import OptionError
@@ -193,7 +192,7 @@ def _button(where: str, name: Any, n_players: int) -> str:
 
 
 def run_scenario(scenario: Scenario) -> dict[str, Any]:
-    engine = Engine(registry.get(scenario.game), scenario.players, scenario.options, scenario.seed)
+    engine = registry.new_engine(scenario.game, scenario.players, scenario.options, scenario.seed)
     for event in scenario.events:
         engine.feed(event)
     if scenario.end is not None:

@@ -8,15 +8,16 @@ on a resize, and hands over every key of a read one at a time.
 """
 from __future__ import annotations
 
+import curses
 import locale
 import os
 import sys
 import textwrap
 import threading
 import time
-from dataclasses import replace
 from typing import Any
 
+from .assemble import StateDirBusy, assemble, build_config
 from .core.events import Request
 
 TAP_S = 0.08
@@ -175,42 +176,26 @@ def simulate(args: Any) -> int:
         print("pi-companion simulate: needs an interactive terminal (keys are the buttons); "
               "for scripted play use `pi-companion replay SCENARIO`", file=sys.stderr)
         return 2
-    from gpiozero import Device
-    from gpiozero.pins.mock import MockFactory, MockPWMPin
-
-    from .app import Box
-    from .daemon import build_config, make_display
-    from .hw.display import Display, open_device
-
     config = build_config(args)
     if config is None:
         return 78
-    puck = None
-    if getattr(args, "puck", None) == "fake":
-        from .link.fake_puck import FakePuck
-        puck = FakePuck()
-        config = replace(config, wind_source="puck", puck_port=puck.path)
-    store = None
-    if getattr(args, "state_dir", None):               # resume and log like the box
-        from .store import GameLog
-        store = GameLog(config.state_dir, config.history)
-    factory = MockFactory(pin_class=MockPWMPin)
-    Device.pin_factory = factory
     requests: list[Request] = []
     changed = threading.Event()
-    display = (make_display("none", config) if args.display == "none"
-               else Display(lambda: open_device("dummy")))
     try:
-        box = Box(config, factory, display, on_frame=lambda _f: changed.set(),
-                  on_request=requests.append, store=store)
+        built = assemble(config, pins="mock", display=args.display, store=bool(getattr(args, "state_dir", None)),
+                         puck=getattr(args, "puck", None), on_frame=lambda _f: changed.set(),
+                         on_request=requests.append)   # --state-dir: resume and log like the box
+    except StateDirBusy as err:
+        print(f"pi-companion: {err}", file=sys.stderr)
+        return 75
     except OSError as err:
         print(f"pi-companion: state directory {config.state_dir}: {err.strerror}", file=sys.stderr)
         return 78
-    pad = KeyPad(factory, config.pin_map(), len(config.players), puck)
+    box, factory, config = built.box, built.factory, built.config
+    pad = KeyPad(factory, config.pin_map(), len(config.players), built.puck)
     for name in ("ENC_A", "ENC_B"):
         pad.pin(name).drive_high()                       # the encoder rests with both contacts open
     box.start()
-    import curses
     locale.setlocale(locale.LC_ALL, "")
     os.environ.setdefault("ESCDELAY", "25")            # a lone Esc is not an arrow's start
     try:
@@ -218,9 +203,7 @@ def simulate(args: Any) -> int:
             os.environ.pop(name, None)
         return int(curses.wrapper(lambda scr: Emulator(scr, box, pad, changed, requests).run()))
     finally:
-        box.close()
-        if puck is not None:
-            puck.close()
+        built.close()
 
 
 class Status:
@@ -253,7 +236,6 @@ class Emulator:
 
     def __init__(self, scr: Any, box: Any, pad: KeyPad, changed: threading.Event,
                  requests: list[Request]) -> None:
-        import curses
         self.curses = curses
         self.scr = scr
         self.box = box

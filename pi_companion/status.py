@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .config import ConfigError, load_config
 from .core.engine import Engine, fold_records
 from .games import registry
 from .store import GameLog
@@ -37,8 +38,8 @@ def fold(header: dict[str, Any], records: list[dict[str, Any]], debounce_s: floa
     """The engine a logged game leads to, the number of records folded into it and, if a record
     ended the valid prefix, why: the daemon's resume (`fold_records`) on the loaded records."""
     def new_engine() -> Engine:
-        return Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
-                      int(header["seed"]), debounce_s=debounce_s)
+        return registry.new_engine(header["game"], tuple(header["players"]), header["options"],
+                                   int(header["seed"]), debounce_s=debounce_s)
 
     engine = new_engine()
     count, why, broken = fold_records(engine, records)
@@ -94,7 +95,6 @@ def table(report: dict[str, Any]) -> str:
 
 
 def status(args: Any) -> int:
-    from .config import ConfigError, load_config
     try:
         config = load_config(Path(args.config))
     except ConfigError as err:

@@ -142,7 +142,7 @@ def runs(config: Config, state_dir: Path) -> None:
     from gpiozero.pins.mock import MockFactory, MockPWMPin
 
     from pi_companion.app import Box
-    from pi_companion.daemon import make_display
+    from pi_companion.assemble import make_display
     from pi_companion.store import GameLog
     factory = MockFactory(pin_class=MockPWMPin)
     config = replace(config, state_dir=str(state_dir), seed=config.seed or 1)

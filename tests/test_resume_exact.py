@@ -54,7 +54,9 @@ def state(engine: Engine) -> Any:
     # `_bouncing` is a hint, not state: the live loop's extra `next_deadline` calls clear it
     # sooner than a fold does. It may only be False when no contact settle is due.
     assert engine._bouncing or all(d.settle_due is None for d in engine.buttons.values())
-    return canon({k: v for k, v in vars(engine).items() if k not in ("rules", "_effects", "_bouncing")})
+    controls = {k: v for k, v in vars(engine.controls).items() if k != "bouncing"}   # (the hint)
+    return canon({k: controls if k == "controls" else v for k, v in vars(engine).items()
+                  if k not in ("rules", "_effects")})
 
 
 def fold(store: GameLog) -> Engine:
@@ -62,8 +64,8 @@ def fold(store: GameLog) -> Engine:
     loaded = store.load()
     assert loaded is not None
     header, records = loaded
-    engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
-                    int(header["seed"]), debounce_s=CONFIG.debounce_ms / 1000.0)
+    engine = registry.new_engine(header["game"], tuple(header["players"]), header["options"],
+                                 int(header["seed"]), debounce_s=CONFIG.debounce_ms / 1000.0)
     for rec in records:
         event = from_record(rec)
         engine.advance(event) if isinstance(event, float) else engine.feed(event)

@@ -1,97 +1,18 @@
-"""What every game offers the engine, and the option checks their scenarios and configs share.
-
-A game is a pure state machine: `step(state, action) -> (state, effects)` on frozen state,
-never a clock, a file or a pin. Illegal or irrelevant actions return the state unchanged.
-"""
+"""The option checks every game's scenarios and configs share, and the `Game` protocol they
+implement (defined in core/game.py, where the engine that drives it lives; named here too, so
+that a game needs one import)."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.events import Action, Effect, Verdict
+from ..core.game import NO_EFFECTS, Effects, Game
 
-Effects = tuple[Effect, ...]
-NO_EFFECTS: Effects = ()
+__all__ = ["NO_EFFECTS", "Effects", "Game", "OptionError", "check_known", "most", "opt_choice",
+           "opt_int", "opt_names", "opt_number", "opt_player", "opt_settle_ms"]
 
 
 class OptionError(ValueError):
     """A bad game option; the message names it: `options.cards: must be ...`."""
-
-
-class Game:
-    """Defaults for the optional parts of the game interface; each game overrides what it uses."""
-
-    name = ""
-    title = ""
-    min_players = 2
-    max_players = 8
-    option_names: frozenset[str] = frozenset()
-
-    def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> Any:
-        raise NotImplementedError
-
-    def step(self, state: Any, action: Action) -> tuple[Any, Effects]:
-        raise NotImplementedError
-
-    def started(self, state: Any, t: float) -> Any:
-        """A new game begins at `t` rather than at 0 (New game from the menu): move its timers."""
-        return state
-
-    def report(self, state: Any) -> dict[str, Any]:
-        """Game keys of the replay report, including `over`, `winners` (indices) and `phase`."""
-        raise NotImplementedError
-
-    def is_over(self, state: Any) -> bool:
-        return bool(self.report(state)["over"])
-
-    def settle_s(self, state: Any) -> float:
-        return 0.002
-
-    def buzzers(self, state: Any) -> frozenset[int]:
-        """Players whose press is a buzz right now (empty: presses go to the game as they are)."""
-        return frozenset()
-
-    def next_timer(self, state: Any) -> float | None:
-        return None
-
-    def lit(self, state: Any) -> frozenset[int]:
-        """Players whose button LED is on."""
-        return frozenset()
-
-    def menu_items(self, state: Any) -> tuple[tuple[str, str], ...]:
-        """Game entries for the on-box menu: (key, label); chosen ones arrive as MenuChoice.
-        The same entries in the same places whatever the state: see `menu_disabled`."""
-        return ()
-
-    def menu_disabled(self, state: Any) -> frozenset[str]:
-        """Keys of entries that do nothing right now (shown greyed, never removed)."""
-        return frozenset()
-
-    def menu_card(self, state: Any, key: str) -> tuple[str, tuple[str, ...]] | None:
-        """A text card for menu entry `key` (title, lines), or None to send it as MenuChoice."""
-        return None
-
-    def rules_card(self) -> tuple[str, ...]:
-        return ()
-
-    def rules_card_for(self, state: Any) -> tuple[str, ...]:
-        """The rules card for this game as set up (Grab Bag: one per variant)."""
-        return self.rules_card()
-
-    def is_undo_step(self, before: Any, after: Any) -> bool:
-        """Whether a judgement that turned `before` into `after` is a step for undo (by default:
-        whenever it changed the game). A game returns False for changes that are no judgement:
-        a refused card clearing a note on screen, letting go of a picked player."""
-        return True
-
-    def undo_to(self, before: Any, now: Any) -> tuple[Any, str | None]:
-        """The state long NO restores when the game is `now` and the last judgement was made on
-        `before`: `before` itself, unless the table has moved on in ways it cannot take back
-        (Hands Up!: cards flipped since). A reason instead refuses the undo."""
-        return before, None
-
-    def undo_label(self, state: Any, verdict: Verdict) -> str:
-        """What a judgement on `state` did, for the "Undone: ..." notice."""
-        return {"yes": "YES", "no": "NO", "special": "long YES"}[verdict]
 
 
 def check_known(options: Mapping[str, Any], allowed: Iterable[str]) -> None:

@@ -1,9 +1,13 @@
-"""Find a game by its contract name; modules load on first use."""
+"""Find a game by its contract name; modules load on first use. And an engine for one of them,
+with this catalogue behind its "Change game" menu (the engine in `core` knows no game)."""
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Any, Mapping
 
-from .base import Game
+from ..core.debounce import DEBOUNCE_S
+from ..core.engine import Engine
+from ..core.game import Game
 
 GAMES = {
     "grab-bag": "grab_bag",
@@ -32,3 +36,15 @@ def get(name: str) -> Game:
     module = import_module(f"{__package__}.{GAMES[name]}")
     game: Game = module.GAME
     return game
+
+
+def catalogue() -> tuple[tuple[str, str], ...]:
+    """(name, title) of every available game, in menu order (what "Change game" lists)."""
+    return tuple((name, get(name).title) for name in available())
+
+
+def new_engine(game: str | Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int, *,
+               debounce_s: float = DEBOUNCE_S) -> Engine:
+    """An engine for `game` (a name or the game itself) that can offer every game here."""
+    rules = get(game) if isinstance(game, str) else game
+    return Engine(rules, tuple(players), options, seed, debounce_s=debounce_s, catalogue=catalogue)

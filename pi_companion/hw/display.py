@@ -17,6 +17,8 @@ RETRY_S = 5.0
 def open_device(driver: str, port: int = 1, address: int = 0x3C, rotate: int = 0) -> Any:
     """A luma device: `ssd1306` or `sh1106` (I2C; our dirty-page drivers, which send only the
     changed parts of each frame) or `dummy` (keeps the last frame in `.image`)."""
+    # luma is imported only as a device opens (about 0.25-0.5 s of imports): `--display none`,
+    # `replay`, `status` and the other tools never load it.
     if driver == "dummy":
         from luma.core.device import dummy
         return dummy(width=128, height=64, mode="1")

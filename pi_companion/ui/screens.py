@@ -26,7 +26,7 @@ def render(view: Any) -> Image.Image:
         draw_button_test(draw, view)
         return image
     if view.menu is not None and view.menu.qr:
-        from .qr import draw as draw_qr
+        from .qr import draw as draw_qr   # deferred: the QR encoder's imports cost every start
         draw_qr(draw, view, view.menu.qr)
         return image
     if view.menu is not None:

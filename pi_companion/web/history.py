@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core.records import from_record
 from ..core.snapshot import table_view
+from ..games import registry
 from ..store import open_log
 
 _CACHE: dict[tuple[str, float], dict[str, Any] | None] = {}
@@ -18,14 +19,12 @@ def game_summary(path: Path) -> dict[str, Any] | None:
     key = (str(path), path.stat().st_mtime)
     if key in _CACHE:
         return _CACHE[key]
-    from ..core.engine import Engine
-    from ..games import registry
     summary: dict[str, Any] | None
     try:
         with open_log(path) as reader:         # the store's own reader: checksums, v1 and v2
             header = reader.header
-            engine = Engine(registry.get(header["game"]), tuple(header["players"]),
-                            header["options"], int(header["seed"]))
+            engine = registry.new_engine(header["game"], tuple(header["players"]),
+                                         header["options"], int(header["seed"]))
             finished = None                # the table when the game ended (before any "new game")
             for rec in reader.records():
                 event = from_record(rec)

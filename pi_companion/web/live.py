@@ -17,9 +17,14 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from ..assemble import assemble
+from ..config import Config
+from ..core.events import HostCommand
+from ..hw.pinmap import load_pinmap
 
 PLAYERS = ("Ada", "Ben", "Cy")
 
@@ -50,7 +55,6 @@ class Live:
     web: subprocess.Popen[bytes] | None
 
     def pin(self, name: str) -> Any:
-        from ..hw.pinmap import load_pinmap
         return self.factory.pin(load_pinmap()[name])
 
     def tap(self, name: str, hold: float = 0.06) -> None:
@@ -89,7 +93,6 @@ class Live:
 
     def new_game(self) -> None:
         """The host's "new game" (a finished game starts over)."""
-        from ..core.events import HostCommand
         self.box.put_host_command(HostCommand(0.0, "new"))
         self.until(lambda: not self.box.engine.rules.is_over(self.box.engine.game))
 
@@ -130,30 +133,20 @@ def live_box(state: Path, game: str = "grab-bag", options: dict[str, Any] | None
     `pi-companion web`. `config` replaces the one made of game, options and players;
     `display` defaults to luma's dummy device (the daemon's on a PC); `prepare(box)` runs just
     before the loop thread starts."""
-    from gpiozero import Device
-    from gpiozero.pins.mock import MockFactory, MockPWMPin
-
-    from ..app import Box
-    from ..config import Config
-    from ..hub import Hub
-    from ..hw.display import Display, open_device
-    from ..store import GameLog
-    factory = MockFactory(pin_class=MockPWMPin)
-    Device.pin_factory = factory
     if config is None:
         config = Config(players=players, game=game, seed=1, sound=False, games={game: options or {}})
-    box = Box(config, factory, display or Display(lambda: open_device("dummy")), store=GameLog(state))
-    hub = Hub(box, state / "hub.sock", state)
+    built = assemble(replace(config, state_dir=str(state)), pins="mock", display=display or "dummy",
+                     hub=True, hub_path=state / "hub.sock", hub_board_url="")
+    box, hub, factory = built.box, built.hub, built.factory
     proc = None
     with tempfile.TemporaryFile() as log:
         try:
-            hub.attach()
-            hub.start()
             if prepare is not None:
                 prepare(box)
             box.start()
             base = ""
             if web:
+                assert hub is not None, "the hub did not start"
                 proc, base = start_web(state, hub.path, log)
             yield Live(box, hub, factory, base, state, proc)
         finally:
@@ -164,6 +157,5 @@ def live_box(state: Path, game: str = "grab-bag", options: dict[str, Any] | None
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-            box.close()
-            hub.close()
+            built.close()
             factory.reset()

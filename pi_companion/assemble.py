@@ -1,0 +1,165 @@
+"""The one place that assembles a box: a `Config` and the chosen parts in, a box ready to start out.
+
+Every way of running a box goes through `assemble`: the daemon (`pi-companion run`), `simulate`,
+the web's live stack (web/live.py: screenshots, browser tests, the web benchmark) and the
+benchmarks. So a part added here (the state directory's lock, the hub) is in every box any user
+or test runs. The parts:
+
+- pins: "real" (gpiozero's own choice of pin factory), "mock" (gpiozero's MockFactory), or a
+  pin factory object (the benchmarks' virtual-time factories, a test's);
+- display: "device" (the config's driver), "ssd1306" / "sh1106", "dummy" (luma's dummy
+  device: the frame kept in memory), "none", or a Display object;
+- store: the config's state directory (a durable game log, locked against a second writer),
+  a GameLog the caller made (a benchmark's; its directory is locked the same), or none;
+- hub: on (the web's socket) or off;
+- puck: as the config says (its `wind_source` and `puck_port`), or "fake" (a software puck on
+  a pty, read through the real serial link).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gpiozero import Device
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from .app import Box
+from .config import Config, ConfigError, check_buttons, check_game, load_config_arg
+from .games import registry
+from .hub import Hub, board_url, socket_path
+from .hw.display import Display, open_device
+from .link.fake_puck import FakePuck
+from .store import GameLog, StateDirBusy, lock_state_dir
+
+log = logging.getLogger("pi_companion")
+__all__ = ["Assembly", "NoPins", "StateDirBusy", "assemble", "build_config", "make_display", "make_factory"]
+
+
+class NoPins(RuntimeError):
+    """No pin factory could be made (on a PC without `--pins mock`)."""
+
+
+def build_config(args: Any) -> Config | None:
+    """The config file with the command line's overrides; None (after one line on stderr) if bad."""
+    try:
+        config = load_config_arg(args.config)
+        if getattr(args, "game", None):
+            if args.game not in registry.GAMES:
+                raise ConfigError(f"--game: unknown game {args.game!r} (one of {', '.join(registry.GAMES)})")
+            config = replace(config, game=args.game)
+        if getattr(args, "players", None):
+            names = tuple(n.strip() for n in args.players.split(","))
+            if not 2 <= len(names) <= 8 or not all(names) or len(set(names)) != len(names):
+                raise ConfigError("--players: give 2 to 8 unique names, comma-separated")
+            config = replace(config, players=names)
+        if getattr(args, "state_dir", None):
+            config = replace(config, state_dir=args.state_dir)
+        if getattr(args, "pinmap", None):
+            config = replace(config, pinmap=args.pinmap, pins={})
+        check_buttons(config, args.config, "--players" if getattr(args, "players", None) else "box.players")
+        check_game(config)
+    except ConfigError as err:
+        print(f"pi-companion: {err}", file=sys.stderr)
+        return None
+    if config.seed is None:
+        config = replace(config, seed=int.from_bytes(os.urandom(4), "big"))
+    return config
+
+
+def make_factory(kind: str) -> Any:
+    """The gpiozero pin factory: MockFactory for `mock`, else gpiozero's own choice (env var)."""
+    if kind == "mock":
+        Device.pin_factory = MockFactory(pin_class=MockPWMPin)
+    else:
+        Device.ensure_pin_factory()
+    return Device.pin_factory
+
+
+def make_display(driver: str, config: Config) -> Display:
+    """The OLED: `device` (the config's driver; `auto` is an SSD1306), a driver by name,
+    `dummy` (luma's in-memory device) or `none`."""
+    if driver == "none":
+        return Display(None)
+    if driver == "device":
+        driver = config.display
+    if driver == "auto":
+        driver = "ssd1306"
+    return Display(lambda: open_device(driver, config.i2c_port, config.i2c_address, config.rotate))
+
+
+@dataclass
+class Assembly:
+    """A box and the parts it was built with; `close()` lets go of them all, in order."""
+    config: Config
+    box: Box
+    factory: Any
+    store: GameLog | None = None
+    hub: Hub | None = None
+    puck: FakePuck | None = None
+    lock: int | None = None          # the state directory's flocked descriptor
+
+    def close(self) -> None:
+        self.box.close()
+        if self.hub is not None:
+            self.hub.close()
+        if self.puck is not None:
+            self.puck.close()
+        self.release()
+
+    def release(self) -> None:
+        """Let go of the state directory's lock (a process that exits lets go of it anyway)."""
+        if self.lock is not None:
+            os.close(self.lock)
+            self.lock = None
+
+
+def assemble(config: Config, *, pins: Any = "real", display: Any = "device", store: bool | GameLog = True,
+             hub: bool = False, hub_path: Path | None = None, hub_board_url: str | None = None,
+             puck: str | None = None, **hooks: Any) -> Assembly:
+    """A box built from `config` and the chosen parts (see the module's doc), not yet started.
+
+    With a store, the state directory is locked first: StateDirBusy if another process writes
+    there (nothing else is touched then). `hooks` go to the Box (on_frame, on_request, on_exit,
+    watchdog, watchdog_s). The hub, when on, is attached and listening before this returns (a
+    hub that cannot listen is logged and left out: the box plays on without it). Raises what
+    the parts raise (no pin factory, a state directory that cannot be read): with nothing left
+    held."""
+    chosen = store if isinstance(store, GameLog) else None      # a log a benchmark made itself
+    lock = lock_state_dir(chosen.dir if chosen is not None else config.state_dir) \
+        if store is True or chosen is not None else None
+    fake = None
+    try:
+        if puck == "fake":
+            fake = FakePuck()
+            config = replace(config, wind_source="puck", puck_port=fake.path)
+        try:
+            factory = make_factory(pins) if isinstance(pins, str) else pins
+        except Exception as err:
+            raise NoPins(f"no GPIO pin factory ({type(err).__name__}: {err})") from err
+        game_log = chosen if chosen is not None else \
+            GameLog(config.state_dir, config.history) if store is True else None
+        screen = make_display(display, config) if isinstance(display, str) else display
+        box = Box(config, factory, screen, store=game_log, **hooks)
+    except BaseException:
+        if lock is not None:
+            os.close(lock)
+        if fake is not None:
+            fake.close()
+        raise
+    built = Assembly(config, box, factory, game_log, None, fake, lock)
+    if hub:
+        server = Hub(box, hub_path or socket_path(config.state_dir), config.state_dir,
+                     board_url=board_url(config.web_port) if hub_board_url is None else hub_board_url)
+        server.attach()
+        try:
+            server.start()
+        except OSError as err:
+            log.error("web hub: cannot listen on %s (%s); playing on without it", server.path, err)
+        else:
+            built.hub = server
+    return built
+

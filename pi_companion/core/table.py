@@ -1,0 +1,303 @@
+"""The table: the game in play, undo, the menu and the host's commands - what an action means.
+
+The button actions (a player's press, a short or long YES/NO/MENU, a detent of the encoder)
+arrive here from the controls (core/controls.py) and the host's commands from the remote
+(`_host`): the same layer, the same state, the same log. A player's press that may be a buzz
+goes to the settle window (`_player_press`, which the engine gives its arbitration); everything
+else reaches the game here, through `_step`. Undo keeps a snapshot of the table (`Table`)
+before every judgement that changed the game.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from . import rand
+from .events import (Action, BuzzOrder, Dial, Effect, HostCommand, Judge, MenuChoice, PlayerHold,
+                     PlayerPress, Request, Sound, Undone, Verdict)
+from .frozen import replace
+from .game import Catalogue, Game
+from .menu import CONFIRM, PLAY_AGAIN, Menu
+from .tunes import DEFAULT_TUNES, buzz_sound
+
+NAME_MAX = 16                # a player's name from the host's remote, in characters
+
+
+@dataclass(frozen=True)
+class Table:
+    """What undo restores: the game, the engine's random source and the buzz being judged."""
+    game: Any
+    rng: int
+    last_buzz: BuzzOrder | None = None
+    judging: bool = False                  # a decided buzz awaits judgement: record later presses
+    eligible: frozenset[int] = frozenset()
+
+
+class Tabletop:
+    """The table's state and what each action does to it. The engine (core/engine.py) is a
+    Tabletop with a clock, the controls and the settle window."""
+
+    clock: float                          # the time now, as whoever drives the table keeps it
+
+    def __init__(self, rules: Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int,
+                 catalogue: Catalogue | None = None) -> None:
+        self.rules = rules
+        self.catalogue = catalogue      # the games "Change game" offers (None: this one only)
+        self.players = tuple(players)
+        self.options = dict(options)
+        self.seed = seed
+        self.table = Table(rules.new_game(self.players, self.options, seed), rand.seed_state(seed, 1))
+        self.undo_stack: list[tuple[Table, str]] = []
+        self.menu: Menu | None = None
+        self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
+        self.notice = ""
+        self.web: tuple[str, str] = ("", "")     # the big screen's address and the host's (QR only)
+        self.shutdown_requested = False
+        self.games_played = 0
+        self.presses = 0                                  # debounced player presses seen
+        self._effects: list[Effect] = []
+
+    @property
+    def game(self) -> Any:
+        return self.table.game
+
+    @property
+    def testing(self) -> bool:
+        """The button test is on screen: every input is shown, none reaches the game."""
+        return self.menu is not None and self.menu.button_test
+
+    def report(self) -> dict[str, Any]:
+        body = self.rules.report(self.game)
+        winners = [self.players[i] for i in body.pop("winners")]
+        buzz = self.table.last_buzz
+        return {
+            "game": self.rules.name,
+            "players": list(self.players),
+            "over": body.pop("over"),
+            "winners": winners,
+            "phase": body.pop("phase"),
+            "last_buzz": None if buzz is None else {
+                "winner": self.players[buzz.winner],
+                "order": [{"player": self.players[p], "after_ms": ms} for p, ms in buzz.ordered()],
+            },
+            "shutdown_requested": self.shutdown_requested,
+            **body,
+        }
+
+    # ---- button actions (from the controls) ----
+
+    def _down(self, button: str, t: float) -> bool:
+        """A player's button went down: their press (unless the button test is on: their tune).
+        True: the controls time its hold."""
+        player = int(button[1:]) - 1
+        if player >= len(self.players):
+            return False
+        self.presses += 1
+        if self.testing:
+            self._effects.append(Sound(buzz_sound(player)))  # the button test plays their tune
+            return False
+        self.menu = None            # the table plays on: a player's press closes the menu
+        self._player_press(player, t)
+        return True
+
+    def _player_press(self, player: int, t: float) -> None:
+        """A player pressed (the engine collects buzzes in a settle window first)."""
+        self._step(PlayerPress(t, player))
+
+    def _cleared(self) -> None:
+        """The table was reset (undo, a new game): the engine drops its window and game timer."""
+
+    def _held(self, button: str, t: float) -> None:
+        """A button stayed down its long-press (or hold) time and is still down: act now (the
+        controls have made its release do nothing)."""
+        if self.testing and button in ("YES", "NO"):
+            self.menu = None                # held YES or NO leaves the button test
+        elif button == "NO":
+            self.menu = None
+            self._undo()
+        elif button == "YES":
+            self._judge("special", t)
+        elif button == "MENU":
+            self.shutdown_requested = True
+            self._effects.append(Request("shutdown"))
+        elif self.menu is None:
+            self._step(PlayerHold(t, int(button[1:]) - 1))
+
+    def _short(self, button: str, t: float) -> None:
+        if self.testing:
+            return
+        if button == "MENU":
+            self._toggle_menu()
+        elif button in ("YES", "NO"):
+            if self.menu is not None:
+                self._menu_button(button, t)
+            elif button == "YES" and self.rules.is_over(self.game):
+                self.menu = Menu(PLAY_AGAIN, confirm="new")   # game over: YES, YES plays again
+            else:
+                self._judge("yes" if button == "YES" else "no", t)
+
+    def _dial(self, t: float, delta: int) -> None:
+        if self.menu is not None:
+            self.menu = self.menu.move(delta)
+        else:
+            self._step(Dial(t, delta))
+
+    # ---- judgements and undo ----
+
+    def _judge(self, verdict: Verdict, t: float) -> None:
+        if self.menu is not None:
+            return
+        before = self.table
+        label = self.rules.undo_label(before.game, verdict)
+        self._step(Judge(t, verdict))
+        if self.table.game != before.game and self.rules.is_undo_step(before.game, self.table.game):
+            self.undo_stack.append((before, label))
+            self.table = replace(self.table, judging=False)
+            self.notice = ""
+
+    def _undo(self) -> None:
+        if not self.undo_stack:
+            self.notice = "Nothing to undo"
+            return
+        game, refusal = self.rules.undo_to(self.undo_stack[-1][0].game, self.game)
+        if refusal is not None:
+            self.notice = refusal
+            self._effects.append(Sound("wrong"))
+            return
+        table, label = self.undo_stack.pop()
+        self.table = replace(table, game=game)
+        self._cleared()
+        self._step(Undone(self.clock))
+        self.notice = f"Undone: {label}"
+        self._effects.append(Sound("undo"))
+
+    def _step(self, action: Action, **table: Any) -> None:
+        """The game takes `action`; `table`: changes to the table made with it (one copy)."""
+        before = self.table.game
+        game, effects = self.rules.step(before, action)
+        if game is before:              # most hall edges and ticks change nothing: no copy
+            if table:
+                self.table = replace(self.table, **table)
+            self._effects.extend(effects)
+            return
+        was_over = self.rules.is_over(before)
+        self.table = replace(self.table, game=game, **table)
+        self._effects.extend(effects)
+        if not was_over and self.rules.is_over(game):
+            self._effects.append(Sound("over"))
+
+    def _take_effects(self) -> list[Effect]:
+        out, self._effects = self._effects, []
+        return out
+
+    # ---- the host's remote (a logged input like a press; never a player's press) ----
+
+    def _host(self, cmd: HostCommand) -> None:
+        if self.testing:
+            return
+        if cmd.command in ("yes", "no"):
+            self.menu = None
+            self._judge(cmd.command, cmd.t)  # type: ignore[arg-type]
+        elif cmd.command == "undo":
+            self.menu = None
+            self._undo()
+        elif cmd.command == "new":
+            self.menu = None
+            self.new_game()
+            self._effects.append(Request("new"))
+        elif cmd.command == "switch":
+            self.menu = None
+            self._effects.append(Request("switch", cmd.name, cmd.options))
+        elif cmd.command == "rename":
+            self._rename(cmd.player, cmd.name)
+        else:
+            self.notice = f"unknown host command {cmd.command[:16]}"
+
+    def _rename(self, player: int, name: str) -> None:
+        """A new name for a player, in the game and in every state undo can restore."""
+        name = name.strip()
+        others = [p for i, p in enumerate(self.players) if i != player]
+        if not 0 <= player < len(self.players) or not name or len(name) > NAME_MAX or name in others:
+            self.notice = "Rename refused"
+            return
+        players = self.players[:player] + (name,) + self.players[player + 1:]
+
+        def renamed(table: Table) -> Table:
+            game = table.game
+            if hasattr(game, "players"):
+                game = replace(game, players=players)
+            return replace(table, game=game)
+        self.players = players
+        self.table = renamed(self.table)
+        self.undo_stack = [(renamed(t), label) for t, label in self.undo_stack]
+        self._effects.append(Request("rename"))
+
+    # ---- the menu ----
+
+    def _toggle_menu(self) -> None:
+        if self.menu is not None:
+            self.menu = None
+            return
+        items = self.rules.menu_items(self.game)
+        if self.rules.rules_card():
+            items += (("rules", "Rules card"),)
+        items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
+                  ("shutdown", "Shut down"), ("close", "Back to game"), ("web", "Show on TV / phone"))
+        self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
+
+    def _menu_button(self, button: str, t: float) -> None:
+        menu = self.menu
+        assert menu is not None
+        if button == "NO" or menu.card or menu.qr:
+            self.menu = None if menu.items == PLAY_AGAIN else menu.back() if button == "NO" else menu
+            return
+        key = menu.selected
+        if key in menu.disabled or key in self.rules.menu_disabled(self.game):
+            return                      # greyed: it keeps its place and does nothing now
+        if key in CONFIRM and menu.confirm != key:
+            self.menu = replace(menu, confirm=key)     # a second YES, so no slip ends the game
+            return
+        card = self.rules.menu_card(self.game, key)
+        if key == "rules":
+            self.menu = menu.show_card(self.rules.title, self.rules.rules_card_for(self.game))
+        elif card is not None:
+            self.menu = menu.show_card(*card)
+        elif key == "test":
+            self.menu = replace(menu, button_test=True)
+            self._effects.append(Sound("correct"))     # the piezo's own test
+        elif key == "new":
+            self.menu = None
+            self.new_game()
+            self._effects.append(Request("new"))
+        elif key == "switch":
+            games = self.catalogue() if self.catalogue is not None else ((self.rules.name, self.rules.title),)
+            self.menu = Menu(tuple((f"switch:{name}", title) for name, title in games))
+        elif key.startswith("switch:"):
+            self.menu = None
+            self._effects.append(Request("switch", key.removeprefix("switch:")))
+        elif key == "shutdown":
+            self.menu = None
+            self._effects.append(Request(key))
+        elif key == "close":
+            self.menu = None
+        elif key == "web":
+            self.menu = Menu((("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
+                              ("web:newhost", "New host")))
+        elif key in ("web:board", "web:host"):
+            self.menu = Menu((), qr=key.removeprefix("web:"))
+        elif key == "web:newhost":            # a new host token: the old host's page stops working
+            self.menu = Menu((), qr="host")
+            self._effects.append(Request("newhost"))
+        else:
+            self.menu = None
+            self._step(MenuChoice(t, key))
+
+    def new_game(self) -> None:
+        """Start over with the same players and options (the next seed: a new shuffle)."""
+        self.games_played += 1
+        game = self.rules.started(
+            self.rules.new_game(self.players, self.options, self.seed + self.games_played), self.clock)
+        self.table = Table(game, rand.seed_state(self.seed + self.games_played, 1))
+        self.undo_stack.clear()
+        self._cleared()
+        self.notice = "New game"
