@@ -570,6 +570,7 @@ class Engine:
             self._effects.append(Request("switch", key.removeprefix("switch:")))
         elif key == "shutdown":
             self.menu = None
+            self.shutdown_requested = True     # as for a held MENU: the report says what the box did
             self._effects.append(Request(key))
         elif key == "close":
             self.menu = None
