@@ -40,6 +40,7 @@ class Table:
     last_buzz: BuzzOrder | None = None
     judging: bool = False                  # a decided buzz awaits judgement: record later presses
     eligible: frozenset[int] = frozenset()
+    earlier: tuple[BuzzOrder, ...] = ()    # the last buzz of each other winner (a reopened check)
 
 
 @dataclass
@@ -431,7 +432,7 @@ class Engine:
             others = tuple((p, t) for p, t in presses.items() if p != winner)
         self._effects.append(Sound(buzz_sound(winner)))      # each player's own tune
         self._step(Buzz(first, winner), rng=rng, judging=True, eligible=window.eligible,
-                   last_buzz=BuzzOrder(winner, first, others))
+                   last_buzz=BuzzOrder(winner, first, others), earlier=self._earlier())
 
     # ---- judgements and undo ----
 
@@ -443,8 +444,28 @@ class Engine:
         self._step(Judge(t, verdict))
         if self.table.game != before.game and self.rules.is_undo_step(before.game, self.table.game):
             self.undo_stack.append((before, label))
-            self.table = replace(self.table, judging=False)
+            self.table = self._judged(self.rules.open_buzz(self.table.game))
             self.notice = ""
+
+    def _earlier(self) -> tuple[BuzzOrder, ...]:
+        """`earlier` once the last buzz is replaced: it joins them (one per winner)."""
+        last = self.table.last_buzz
+        if last is None:
+            return self.table.earlier
+        return tuple(b for b in self.table.earlier if b.winner != last.winner) + (last,)
+
+    def _judged(self, reopened: int | None) -> Table:
+        """The table after a judgement: the buzz is over, unless the game judges `reopened`'s
+        buzz again (its order comes back and goes on listing presses)."""
+        table = self.table
+        if reopened is None:
+            return replace(table, judging=False)
+        if table.last_buzz is not None and table.last_buzz.winner == reopened:
+            return replace(table, judging=True)
+        buzz = next((b for b in table.earlier if b.winner == reopened), None)
+        if buzz is None:
+            return replace(table, judging=False)
+        return replace(table, judging=True, last_buzz=buzz, earlier=self._earlier())
 
     def _undo(self) -> None:
         if not self.undo_stack:

@@ -83,6 +83,12 @@ class Game:
         a refused card clearing a note on screen, letting go of a picked player."""
         return True
 
+    def open_buzz(self, state: Any) -> int | None:
+        """After a judgement: the player whose buzz the game is judging again (All Wound Up: a
+        check reopened by NO on its verdict), whose `last_buzz` then lists later presses; None
+        (the default) when a judgement ends the buzz."""
+        return None
+
     def undo_to(self, before: Any, now: Any) -> tuple[Any, str | None]:
         """The state long NO restores when the game is `now` and the last judgement was made on
         `before`: `before` itself, unless the table has moved on in ways it cannot take back
