@@ -377,10 +377,12 @@ def test_a_refused_card_while_a_discard_pick_is_shown_is_no_undo_step():
     table.tap("YES", hold=1.2)                                   # long YES, no diver picked: nothing
     r = table.report()
     assert r["panic"]["Ben"] == 1
-    assert table.undo().report()["panic"]["Ben"] == 0            # undo takes back the real one
+    r = table.undo().report()                                    # the Discard pick is a step of its own
+    assert r["panic"]["Ben"] == 1 and r["pick"] is None
+    assert table.undo().report()["panic"]["Ben"] == 0            # then the real Panic
     table = Table().target("Ben", "NO").tap("P2").tap("MENU").dial(1).tap("YES").tap("P2").tap("NO")
     assert table.report()["panic"]["Ben"] == 1                   # refused: he has one already
-    assert table.undo().report()["panic"]["Ben"] == 0
+    assert table.undo().undo().report()["panic"]["Ben"] == 0     # the pick, then the Panic
 
 
 def test_a_discard_pick_uses_up_the_pick():
@@ -392,3 +394,14 @@ def test_a_discard_pick_uses_up_the_pick():
     assert table.tap("P2").tap("NO").report()["panic"] == {"Ada": 0, "Ben": 1, "Cy": 0}
     table = Table().tap("P2").tap("MENU").dial(1).tap("YES").tap("NO")
     assert table.report()["panic"] == {"Ada": 1, "Ben": 0, "Cy": 0}   # no air for Ada
+
+
+def test_a_menu_choice_that_changes_the_board_is_one_undo_step():
+    """Long NO after MENU > Deck ran out takes back that alone, not the end of turn before it."""
+    table = Table().swim(10).deck_ran_out()
+    assert table.report()["phase"] == "descent-last"
+    r = table.undo().report()
+    assert r["phase"] == "descent" and r["last_turns"] is None
+    assert r["depths"]["Ada"] == 10 and r["current"] == "Ben"      # Ada's turn stays ended
+    r = table.undo().report()
+    assert r["depths"]["Ada"] == 0 and r["current"] == "Ada"

@@ -605,7 +605,10 @@ class Engine:
             self._effects.append(Request("newhost"))
         else:
             self.menu = None
+            before = self.table
             self._step(MenuChoice(t, key))
+            if self.table.game != before.game and self.rules.is_menu_undo_step(before.game, self.table.game, key):
+                self.undo_stack.append((before, dict(menu.items).get(key, key)))   # one step of its own
 
     def new_game(self) -> None:
         """Start over with the same players and options (the next seed: a new shuffle)."""

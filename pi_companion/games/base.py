@@ -83,6 +83,12 @@ class Game:
         a refused card clearing a note on screen, letting go of a picked player."""
         return True
 
+    def is_menu_undo_step(self, before: Any, after: Any, key: str) -> bool:
+        """Whether menu entry `key`, having turned `before` into `after`, changed the board: then
+        it is an undo step of its own ("Undone: <its label>"), so long NO after it takes back
+        it alone. By default no: a menu choice that opens a screen or pauses a beat is no move."""
+        return False
+
     def open_buzz(self, state: Any) -> int | None:
         """After a judgement: the player whose buzz the game is judging again (All Wound Up: a
         check reopened by NO on its verdict), whose `last_buzz` then lists later presses; None

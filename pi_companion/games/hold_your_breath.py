@@ -114,6 +114,11 @@ class HoldYourBreathGame(Game):
         screen: that is no step to undo."""
         return replace(before, pick="") != replace(after, pick="")
 
+    def is_menu_undo_step(self, before: HoldYourBreath, after: HoldYourBreath, key: str) -> bool:
+        """Deck ran out (the last turns) and a Discard pick (it uses up the picked diver and draws
+        from the random source) change the board: long NO takes back just that choice."""
+        return key in ("deck", "pick")
+
     def report(self, state: HoldYourBreath) -> dict[str, Any]:
         names = state.players
         totals = totals_of(state)
