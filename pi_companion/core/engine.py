@@ -584,8 +584,12 @@ class Engine:
             self._effects.append(Request("new"))
         elif key == "switch":
             from ..games import registry
-            self.menu = Menu(tuple((f"switch:{name}", registry.get(name).title)
-                                   for name in registry.available()))
+            games = [(f"switch:{name}", registry.get(name)) for name in registry.available()]
+            n = len(self.players)           # a game these players cannot play is greyed, saying why
+            why = tuple((k, f"{g.min_players} to {g.max_players} players, not {n}") for k, g in games
+                        if not g.min_players <= n <= g.max_players)
+            self.menu = Menu(tuple((k, g.title) for k, g in games), disabled=frozenset(k for k, _ in why),
+                             why=why)
         elif key.startswith("switch:"):
             self.menu = None
             self._effects.append(Request("switch", key.removeprefix("switch:")))
