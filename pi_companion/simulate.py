@@ -37,7 +37,10 @@ STYLES = {"half": (1, 2), "braille": (2, 4)}
 BRAILLE_DOTS = ((0, 0, 0x01), (0, 1, 0x02), (0, 2, 0x04), (1, 0, 0x08),
                 (1, 1, 0x10), (1, 2, 0x20), (0, 3, 0x40), (1, 3, 0x80))
 OLED = (128, 64)
-KEY_NAMES = {"KEY_RIGHT": "]", "KEY_UP": "]", "KEY_LEFT": "[", "KEY_DOWN": "["}
+# Right and Down turn the encoder clockwise (the menu cursor moves down), Left and Up back.
+KEY_NAMES = {"KEY_RIGHT": "]", "KEY_DOWN": "]", "KEY_LEFT": "[", "KEY_UP": "["}
+REPEAT_GAP_S = 0.06       # between two uses of one control typed faster than they take: a button's
+                          # presses this far apart are distinct whatever the debounce setting
 
 
 def frame_lines(image: Any, style: str, unicode: bool = True) -> list[str]:
@@ -93,13 +96,23 @@ class KeyPad:
         self.due: list[tuple[float, str, bool]] = []    # (when, pin name, drive low?)
         self.hall = 0                                    # index into FORWARD
         self.hold_next = False                           # HOLD_KEY was pressed: the next digit holds
+        self.free: dict[str, float] = {}                 # control -> when its last key's edges end
         self.lock = threading.Lock()
 
     def pin(self, name: str) -> Any:
         return self.factory.pin(self.pins[name])
 
+    def slot(self, control: str, now: float, length: float) -> float:
+        """When a key's edges on `control` start: at `now`, or after the edges of the keys typed
+        before on that control (`]]]` in one read is three detents, `ww` two turns, `yy` two
+        presses: overlapping, their edges would cancel out). Other controls are not waited for:
+        `34` stays a near-simultaneous buzz."""
+        start = max(now, self.free.get(control, now))
+        self.free[control] = start + length + REPEAT_GAP_S
+        return start
+
     def press(self, name: str, hold: float, now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
+        now = self.slot(name, time.monotonic() if now is None else now, hold)
         self.at(now, name, True)
         self.at(now + hold, name, False)
 
@@ -112,6 +125,7 @@ class KeyPad:
         seq = (("ENC_A", True), ("ENC_B", True), ("ENC_A", False), ("ENC_B", False))
         if delta < 0:
             seq = (("ENC_B", True), ("ENC_A", True), ("ENC_B", False), ("ENC_A", False))
+        now = self.slot("ENC", now, 3 * 0.004)
         for i, (name, low) in enumerate(seq):
             self.at(now + i * 0.004, name, low)
 
@@ -120,6 +134,7 @@ class KeyPad:
             for _ in range(abs(steps)):
                 self.puck.step(1 if steps > 0 else -1)
             return
+        now = self.slot("HALL", now, abs(steps) * STEP_GAP_S)
         for i in range(abs(steps)):
             old = FORWARD[self.hall]
             self.hall = (self.hall + (1 if steps > 0 else -1)) % 4

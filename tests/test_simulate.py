@@ -201,3 +201,39 @@ def test_narrow_terminal_says_what_it_needs_and_redraws_on_resize(tmp_path):
         assert term.quit() == (0, b"")
     finally:
         term.close()
+
+
+def fold_log(state_dir):
+    """The engine a resume would build from the emulator's log (its menu state included)."""
+    from pi_companion.core.engine import Engine, fold_records
+    from pi_companion.games import registry
+    from pi_companion.store import GameLog
+    header, records = GameLog(state_dir).load()
+    engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"], header["seed"])
+    assert fold_records(engine, records)[1] is None
+    return engine
+
+
+def test_keys_typed_quickly_are_each_their_own_input_and_down_moves_the_menu_down(tmp_path):
+    """`]]]` in one write is three detents, `ww` two whole turns (each key its own input, not
+    lost in the edges of the one before); the Down arrow moves the menu cursor down."""
+    term = Terminal(100, 30, "--game", "all-wound-up", "--players", "Ada,Ben", "--state-dir", str(tmp_path))
+    try:
+        assert term.wait_for("All Wound Up - pi-companion simulate", "q quit"), term.text()
+        term.type(b"1")                                     # Ada's check opens (target 1)
+        time.sleep(0.5)
+        term.type(b"]]]")                                   # Wind 4: three detents in one read
+        time.sleep(0.5)
+        term.type(b"ww")                                    # two turns in one read
+        time.sleep(2.8)                                     # ... and the check settles (1.5 s)
+        term.type(b"m")
+        time.sleep(0.3)
+        term.type(b"\x1bOB")                                # the Down arrow (keypad mode, as curses sets it)
+        time.sleep(0.5)
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
+    engine = fold_log(tmp_path)
+    attempt = engine.report()["attempts"][0]
+    assert (attempt["target"], attempt["steps"]) == (4, 8)
+    assert engine.menu is not None and engine.menu.cursor == 1   # down from the first entry
