@@ -46,9 +46,10 @@ torture: $(STAMP)
 browser-test: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider tests_browser
 
-# Not part of `make test`: prints the table, writes benchmarks/results.json and docs/performance.md.
+# Not part of `make test`: prints the table and writes bench-latest/results.json (untracked);
+# `make bench RECORD=1` writes the figures into benchmarks/results.json and docs/performance.md.
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py $(if $(RECORD),--record)
 
 screenshots: $(STAMP)
 	$(BIN)/python -m pi_companion.gallery docs/screens

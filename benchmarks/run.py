@@ -48,6 +48,7 @@ FIGURES: dict[str, Callable[[], dict[str, Any]]] = {
 Row = tuple[str, str, str, str, str, str]
 DEFAULT_ZERO2W_FACTOR = 14.0      # used only by a partial run without the `cpu` figure
 DOCS = HERE.parent / "docs" / "performance.md"
+LATEST = HERE.parent / "bench-latest" / "results.json"   # untracked (.gitignore: bench-*/)
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
@@ -276,9 +277,13 @@ def update_docs(head: str, body: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated figures: " + ", ".join(FIGURES))
-    parser.add_argument("--out", help="where to write the JSON (default: results.json for a full "
-                        "run; a partial --only run writes nothing unless given --out)")
-    parser.add_argument("--no-docs", action="store_true", help="leave docs/performance.md alone")
+    parser.add_argument("--out", help="where to write the JSON (default: bench-latest/results.json "
+                        "for a full run, benchmarks/results.json with --record; a partial --only run "
+                        "writes nothing unless given --out)")
+    parser.add_argument("--record", action="store_true", help="a full run only: write the figures "
+                        "into the tracked benchmarks/results.json and docs/performance.md (make bench "
+                        "RECORD=1); without it a run leaves every tracked file alone")
+    parser.add_argument("--no-docs", action="store_true", help="with --record: leave docs/performance.md alone")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(FIGURES)
     unknown = [n for n in names if n not in FIGURES]
@@ -296,15 +301,17 @@ def main(argv: list[str] | None = None) -> int:
     lines = rows(results)
     results["table"] = [dict(zip(("figure", "ours", "baseline", "target", "verdict", "zero2w"), row))
                         for row in lines]
-    out = args.out or (None if args.only else str(HERE / "results.json"))
+    record = args.record and not args.only
+    out = args.out or (None if args.only else str(HERE / "results.json" if record else LATEST))
     if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(json.dumps(results, indent=2) + "\n")
     m = results["machine"]
     print(header(m))
     print(table(lines))
     if out:
         print(f"written: {out}")
-    if not args.no_docs and not args.only and update_docs(header(m), table(lines)):
+    if record and not args.no_docs and update_docs(header(m), table(lines)):
         print(f"updated: {DOCS}")
     return 0
 

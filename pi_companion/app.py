@@ -211,6 +211,9 @@ class Box:
     def _new_engine(self, game: str) -> Engine:
         """A fresh engine; its clock starts at 0 now (callers install it with `_use`)."""
         rules = registry.get(game)
+        if not rules.min_players <= len(self.config.players) <= rules.max_players:
+            # Never start (and log) a game its players cannot play: resume would refuse that log.
+            raise ValueError(f"{rules.title}: {rules.min_players} to {rules.max_players} players")
         seed = (self.config.seed or 0) + self.games_started
         self.games_started += 1
         return registry.new_engine(rules, tuple(self.config.players), self.config.options_for(game),
@@ -493,6 +496,7 @@ class Box:
     def request(self, req: Request) -> None:
         if req.name == "rename":       # a new game keeps the names the host gave
             self.config = replace(self.config, players=self.engine.players)
+        before = self.config
         if req.name == "switch" and req.arg and req.options:
             try:
                 options = json.loads(req.options)
@@ -504,7 +508,8 @@ class Box:
         if req.name == "switch" and req.arg:
             try:
                 engine = self._new_engine(req.arg)
-            except ValueError as err:   # e.g. more players than that game takes
+            except (ValueError, LookupError) as err:   # e.g. more players than that game takes
+                self.config = before                   # refused options are not kept for later
                 self.engine.notice = str(err).split(":")[-1].strip()[:40]
                 return
             log.info("switching to %s", req.arg)

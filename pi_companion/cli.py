@@ -1,4 +1,4 @@
-"""The `pi-companion` command: run, simulate, replay, config, status, doctor."""
+"""The `pi-companion` command: run, simulate, replay, config, status, web, doctor."""
 from __future__ import annotations
 
 import argparse
@@ -120,8 +120,9 @@ def parser() -> argparse.ArgumentParser:
                         help="game to start (overrides the config): " + ", ".join(registry.GAMES))
         sp.add_argument("--players", type=player_names, metavar="A,B,...",
                         help="2 to 8 comma-separated player names (overrides the config)")
+        meaning = {"auto": "auto = the real pin factory", "mock": "mock = gpiozero MockFactory"}
         sp.add_argument("--pins", choices=pins, default=pins[0],
-                        help="auto = the real pin factory; mock = gpiozero MockFactory")
+                        help="; ".join(meaning[k] for k in pins) + f" (default {pins[0]})")
         sp.add_argument("--display", choices=displays, default=displays[0])
         sp.add_argument("--state-dir", help="where the game log lives (overrides the config)")
 
@@ -162,12 +163,16 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--state-dir", help="where the daemon keeps its log (read only)")
     w.add_argument("--socket", help="the daemon's hub socket (default: $RUNTIME_DIRECTORY/hub.sock, "
                    "else in the state directory)")
-    w.add_argument("--bind", default="0.0.0.0", help="address to listen on")
+    w.add_argument("--bind", default="0.0.0.0",
+                   help="address to listen on (default 0.0.0.0: every interface, so phones and the "
+                   "TV on the Wi-Fi reach it; 127.0.0.1 for this machine only)")
     w.add_argument("--port", type=int, help="port (default: web.port of the config)")
     w.set_defaults(func=cmd_web)
     d = sub.add_parser("doctor", help="check pins, display, puck, state dir and config")
     d.add_argument("--config", default=str(DEFAULT_CONFIG))
-    d.add_argument("--pins", choices=("auto", "mock"), default="auto")
+    d.add_argument("--pins", choices=("auto", "mock"), default=None,
+                   help="auto = check the real pin factory; mock = gpiozero MockFactory (default: "
+                   "auto on a Raspberry Pi; on a PC, say that it is one and what --pins mock does)")
     d.set_defaults(func=cmd_doctor)
     return p
 

@@ -27,6 +27,24 @@ def check_config(path: Path) -> tuple[Result, Any]:
     return ("ok", where), config
 
 
+def is_pc(root: Path = Path("/")) -> bool:
+    """No GPIO here: no GPIO character device and no Raspberry Pi model in the device tree."""
+    if any((root / "dev").glob("gpiochip*")):
+        return False
+    try:
+        model = (root / "proc/device-tree/model").read_bytes().decode("ascii", "replace")
+    except OSError:
+        return True
+    return "Raspberry Pi" not in model
+
+
+PC_PINS = ("this is a PC (no GPIO chip, no Raspberry Pi): there are no box pins to check. "
+           "`--pins mock` runs the box on gpiozero's mock pins, wired to nothing (`simulate` "
+           "always does, its keys are the buttons; `run --pins mock` is the daemon, headless)")
+PC_STATE = ("the box's state directory, made by its systemd unit on the Pi; on a PC give "
+            "`simulate` or `run` a --state-dir to keep a game log")
+
+
 def check_pins(kind: str) -> Result:
     """The pin factory, in one row: gpiozero's PinFactoryFallback warnings (one multi-line
     warning per backend it tried) are caught and summed up here."""
@@ -131,12 +149,25 @@ def check_web(config: Any) -> Result:
                   "systemctl status pi-companion-web)")
 
 
-def doctor(args: Any, out: Callable[[str], None] = print) -> int:
+def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None) -> int:
+    """Print one row per check; 1 if something asked for is broken. On a PC (`pc`, else found
+    out) the pins and the default state directory of a box are not asked for: unless --pins
+    or a config says otherwise, they get an INFO row saying so instead of a FAIL."""
+    pc = is_pc() if pc is None else pc
     config_result, config = check_config(Path(args.config))
-    results = [("config", config_result), ("pins", check_pins(getattr(args, "pins", "auto"))),
+    asked_pins = getattr(args, "pins", None)
+    if pc and asked_pins is None and not os.environ.get("GPIOZERO_PIN_FACTORY"):
+        pins = ("info", PC_PINS)
+    else:
+        pins = check_pins(asked_pins or "auto")
+    state = check_state_dir(config)
+    from .config import Config
+    if pc and state[0] == "fail" and not Path(args.config).exists() and config.state_dir == Config.state_dir:
+        state = ("info", f"{config.state_dir} absent: {PC_STATE}")
+    results = [("config", config_result), ("pins", pins),
                ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
                ("display", check_display(config)),
-               ("puck", check_puck(config)), ("state", check_state_dir(config)), ("web", check_web(config))]
+               ("puck", check_puck(config)), ("state", state), ("web", check_web(config))]
     for name, (level, message) in results:
         out(f"{level.upper():4} {name:8} {message}")
     return 1 if any(level == "fail" for _, (level, _) in results) else 0

@@ -20,6 +20,7 @@ from .config import Config
 from .core.engine import Engine
 from .core.events import Edge, Effect, Turn
 from .games import registry
+from .pictures import write_if_changed
 from .replay import load_scenario
 from .ui.screens import render
 from .web import headless
@@ -105,7 +106,7 @@ def save(engines: Iterator[tuple[str, Any]], out: Path) -> list[Path]:
     for name, engine in engines:
         image = through_luma(engine).convert("L").resize((128 * SCALE, 64 * SCALE), Image.NEAREST)
         path = out / f"{name}.png"
-        image.save(path, optimize=True)
+        write_if_changed(path, image)
         written.append(path)
     return written
 

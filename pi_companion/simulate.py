@@ -33,16 +33,24 @@ FORWARD = ((0, 0), (1, 0), (1, 1), (0, 1))        # hall (A, B) levels, clockwis
 HELP = ("1-8 tap a player   h+1-8 hold a player   y n YES NO   Y N long YES NO (N undo)",
         "m MENU  M hold MENU  [ ] or arrows encoder  . , w turntable  q quit")
 PANEL_W = 14                                       # the players' column right of the frame
-# Frame styles: pixels per text cell (x, y); a layout is chosen by what fits the terminal.
-STYLES = {"half": (1, 2), "braille": (2, 4)}
+# Frame styles: pixels per text cell (x, y); a layout is chosen by what fits the terminal, the
+# largest first: half blocks (128x32 cells), quadrant blocks (64x32: every pixel a solid quarter
+# cell, crisp where braille's dots are faint) and braille (64x16, for 80x24).
+STYLES = {"half": (1, 2), "quad": (2, 2), "braille": (2, 4)}
+QUADRANTS = " ▘▝▀▖▌▞▛▗▚▐▜▄▙▟█"     # indexed by lit pixels: 1 top left, 2 top right, 4 bottom
+                                    # left, 8 bottom right
 BRAILLE_DOTS = ((0, 0, 0x01), (0, 1, 0x02), (0, 2, 0x04), (1, 0, 0x08),
                 (1, 1, 0x10), (1, 2, 0x20), (0, 3, 0x40), (1, 3, 0x80))
 OLED = (128, 64)
-KEY_NAMES = {"KEY_RIGHT": "]", "KEY_UP": "]", "KEY_LEFT": "[", "KEY_DOWN": "["}
+# Right and Down turn the encoder clockwise (the menu cursor moves down), Left and Up back.
+KEY_NAMES = {"KEY_RIGHT": "]", "KEY_DOWN": "]", "KEY_LEFT": "[", "KEY_UP": "["}
+REPEAT_GAP_S = 0.06       # between two uses of one control typed faster than they take: a button's
+                          # presses this far apart are distinct whatever the debounce setting
 
 
 def frame_lines(image: Any, style: str, unicode: bool = True) -> list[str]:
-    """A one-bit frame as text: "half" = half blocks (1x2 px a cell), "braille" = 2x4 px a cell.
+    """A one-bit frame as text: "half" = half blocks (1x2 px a cell), "quad" = quadrant blocks
+    (2x2 px a cell), "braille" = 2x4 px a cell.
 
     Without a Unicode terminal a cell is "#" if any of its pixels is lit.
     """
@@ -56,6 +64,10 @@ def frame_lines(image: Any, style: str, unicode: bool = True) -> list[str]:
             if style == "half":
                 bits = (1 if px[x, y] else 0) | (2 if px[x, y + 1] else 0)
                 ch = " ▀▄█"[bits]
+            elif style == "quad":
+                bits = ((1 if px[x, y] else 0) | (2 if px[x + 1, y] else 0)
+                        | (4 if px[x, y + 1] else 0) | (8 if px[x + 1, y + 1] else 0))
+                ch = QUADRANTS[bits]
             else:
                 bits = sum(bit for dx, dy, bit in BRAILLE_DOTS if px[x + dx, y + dy])
                 ch = chr(0x2800 + bits) if bits else " "
@@ -66,7 +78,7 @@ def frame_lines(image: Any, style: str, unicode: bool = True) -> list[str]:
 
 def choose_layout(cols: int, rows: int) -> str | None:
     """The largest frame style whose whole screen fits, or None if even the compact one does not."""
-    for style in ("half", "braille"):
+    for style in ("half", "quad", "braille"):
         fw, fh = frame_size(style)
         if cols >= fw + 2 + PANEL_W and rows >= 1 + fh + 2 + 2 + len(HELP):
             return style
@@ -94,13 +106,23 @@ class KeyPad:
         self.due: list[tuple[float, str, bool]] = []    # (when, pin name, drive low?)
         self.hall = 0                                    # index into FORWARD
         self.hold_next = False                           # HOLD_KEY was pressed: the next digit holds
+        self.free: dict[str, float] = {}                 # control -> when its last key's edges end
         self.lock = threading.Lock()
 
     def pin(self, name: str) -> Any:
         return self.factory.pin(self.pins[name])
 
+    def slot(self, control: str, now: float, length: float) -> float:
+        """When a key's edges on `control` start: at `now`, or after the edges of the keys typed
+        before on that control (`]]]` in one read is three detents, `ww` two turns, `yy` two
+        presses: overlapping, their edges would cancel out). Other controls are not waited for:
+        `34` stays a near-simultaneous buzz."""
+        start = max(now, self.free.get(control, now))
+        self.free[control] = start + length + REPEAT_GAP_S
+        return start
+
     def press(self, name: str, hold: float, now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
+        now = self.slot(name, time.monotonic() if now is None else now, hold)
         self.at(now, name, True)
         self.at(now + hold, name, False)
 
@@ -113,6 +135,7 @@ class KeyPad:
         seq = (("ENC_A", True), ("ENC_B", True), ("ENC_A", False), ("ENC_B", False))
         if delta < 0:
             seq = (("ENC_B", True), ("ENC_A", True), ("ENC_B", False), ("ENC_A", False))
+        now = self.slot("ENC", now, 3 * 0.004)
         for i, (name, low) in enumerate(seq):
             self.at(now + i * 0.004, name, low)
 
@@ -121,6 +144,7 @@ class KeyPad:
             for _ in range(abs(steps)):
                 self.puck.step(1 if steps > 0 else -1)
             return
+        now = self.slot("HALL", now, abs(steps) * STEP_GAP_S)
         for i in range(abs(steps)):
             old = FORWARD[self.hall]
             self.hall = (self.hall + (1 if steps > 0 else -1)) % 4
@@ -206,6 +230,17 @@ def simulate(args: Any) -> int:
         built.close()
 
 
+def winners_words(winners: list[str], players: int) -> str:
+    """`Ben wins`, `Ada and Cy share the win`, `everyone shares the win`, `no winner`."""
+    if not winners:
+        return "no winner"
+    if len(winners) == 1:
+        return f"{winners[0]} wins"
+    if len(winners) == players:
+        return "everyone shares the win"
+    return f"{', '.join(winners[:-1])} and {winners[-1]} share the win"
+
+
 class Status:
     """The status line: messages and sounds that expire, and what to do at game over."""
 
@@ -219,11 +254,12 @@ class Status:
     def say(self, text: str, now: float) -> None:
         self.message, self.message_until = text, now + MESSAGE_S
 
-    def line(self, now: float, played: list[str], over: bool) -> str:
+    def line(self, now: float, played: list[str], over: str) -> str:
+        """`over`: who won, in words, once the game is over (else empty)."""
         if len(played) > self.sounds_seen:
             self.sounds_seen = len(played)
             self.sound, self.sound_until = played[-1], now + SOUND_S
-        parts = ["Game over. Play again: y, then y again"] if over else []
+        parts = [f"Game over: {over}. Play again: y, then y again"] if over else []
         if now < self.message_until:
             parts.append(self.message)
         if now < self.sound_until:
@@ -308,12 +344,17 @@ class Emulator:
             return f"Now playing {self.box.engine.rules.title}"
         return req.name.replace("_", " ").capitalize()
 
-    def over(self) -> bool:
+    def over(self) -> str:
+        """Who won, in plain words, once the game is over (the OLED's picture may be too small
+        to read in a compact terminal); empty while it goes on."""
         engine = self.box.engine
         try:
-            return bool(engine.rules.is_over(engine.game))
+            if not engine.rules.is_over(engine.game):
+                return ""
+            winners = list(engine.report()["winners"])
         except Exception:                                # a state read mid-update: not this time
-            return False
+            return ""
+        return winners_words(winners, len(engine.players))
 
     def draw(self, override: str | None = None) -> None:
         curses = self.curses

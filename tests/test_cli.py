@@ -31,6 +31,18 @@ def test_help_lists_the_games(capsys):
             assert line in out
 
 
+def test_help_offers_only_what_is_taken_and_names_every_command(capsys):
+    rc, out, _ = run(capsys, "--help")
+    assert rc == 0 and "status, web, doctor." in " ".join(out.split())     # the description line too
+    rc, out, _ = run(capsys, "simulate", "--help")
+    pins = " ".join(out.split()).split("--pins {mock}", 2)[2].split("--display")[0]
+    assert rc == 0 and "auto" not in pins and "default mock" in pins     # simulate refuses auto
+    rc, out, _ = run(capsys, "simulate", "--pins", "auto")
+    assert rc == 2
+    rc, out, _ = run(capsys, "web", "--help")
+    assert rc == 0 and "(default 0.0.0.0" in " ".join(out.split())
+
+
 @pytest.mark.parametrize("argv, flag", [
     (["simulate", "--game", "nope"], "--game"),
     (["simulate", "--game", "grab-bag", "--players", "A,B,C,D,E"], "--players"),

@@ -48,13 +48,52 @@ def test_doctor_sums_up_gpiozero_fallbacks_in_one_row(tmp_path):
     import subprocess
     import sys
     env = {k: v for k, v in os.environ.items() if k != "GPIOZERO_PIN_FACTORY"}
-    out = subprocess.run([sys.executable, "-m", "pi_companion", "doctor", "--config", os.devnull],
-                         env=env, capture_output=True, text=True, timeout=30)
+    out = subprocess.run([sys.executable, "-m", "pi_companion", "doctor", "--config", os.devnull,
+                          "--pins", "auto"], env=env, capture_output=True, text=True, timeout=30)
     assert out.stderr == ""
     assert "PinFactoryFallback" not in out.stdout
     pins = [line for line in out.stdout.splitlines() if line[5:].startswith("pins ")]
     assert len(pins) == 1 and "tried lgpio: " in pins[0], out.stdout
     assert all(line[:4] in ("OK  ", "WARN", "FAIL") for line in out.stdout.splitlines()), out.stdout
+
+
+def test_doctor_as_the_readme_shows_it_on_a_pc_says_it_is_a_pc_and_exits_0(tmp_path):
+    """No GPIO and no config: the pins and the box's state directory are not asked for. One INFO
+    row each says why and what `--pins mock` does; nothing fails."""
+    import os
+    import subprocess
+    import sys
+    from pi_companion.doctor import is_pc
+    assert is_pc()                                   # this test machine has no GPIO chip
+    env = {k: v for k, v in os.environ.items() if k != "GPIOZERO_PIN_FACTORY"}
+    import pytest
+    from pi_companion.cli import DEFAULT_CONFIG
+    if DEFAULT_CONFIG.exists():
+        pytest.skip(f"{DEFAULT_CONFIG} exists on this machine: not the README's fresh PC")
+    out = subprocess.run([sys.executable, "-m", "pi_companion", "doctor"],       # as the README shows it
+                         env=env, capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr == "", out.stdout + out.stderr
+    rows = {line[5:14].strip(): line for line in out.stdout.splitlines()}
+    assert rows["pins"].startswith("INFO") and "this is a PC" in rows["pins"] and "--pins mock" in rows["pins"]
+    assert rows["state"].startswith("INFO") and "--state-dir" in rows["state"]
+    assert "FAIL" not in out.stdout
+
+
+def test_doctor_on_a_pi_still_fails_on_its_pins_and_state(tmp_path):
+    from types import SimpleNamespace
+    from pi_companion.doctor import doctor, is_pc
+    lines = []
+    args = SimpleNamespace(config=str(tmp_path / "absent.toml"), pins=None)
+    assert doctor(args, lines.append, pc=False) == 1
+    assert any(l.startswith("FAIL state") for l in lines)
+    (tmp_path / "dev").mkdir()
+    assert is_pc(tmp_path)
+    (tmp_path / "proc/device-tree").mkdir(parents=True)
+    (tmp_path / "proc/device-tree/model").write_bytes(b"Raspberry Pi 5 Model B Rev 1.0\0")
+    assert not is_pc(tmp_path)
+    (tmp_path / "proc/device-tree/model").unlink()
+    (tmp_path / "dev/gpiochip0").touch()
+    assert not is_pc(tmp_path)
 
 
 def test_doctor_names_every_player_without_a_button(tmp_path):

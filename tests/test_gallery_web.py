@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -21,3 +22,21 @@ def test_screenshots_without_a_browser_render_the_oled_only(tmp_path):
     written = sorted(p.name for p in (tmp_path / "out").glob("*.png"))
     assert "button-test.png" in written and len(written) == len(list((ROOT / "docs" / "screens").glob("*.png"))) - 5
     assert not [n for n in written if n.startswith("web-")]
+
+
+def test_screenshots_rewrite_only_pictures_that_changed(tmp_path, monkeypatch):
+    """A second `make screenshots` on an unchanged checkout writes nothing (a clean tree stays
+    clean); a picture that differs is written again."""
+    from PIL import Image
+    from pi_companion import gallery
+    from pi_companion.web import headless
+    monkeypatch.setattr(headless, "CHROMIUM", str(tmp_path / "no-chromium"))   # the OLED part only
+    out = tmp_path / "out"
+    assert gallery.main([str(out)]) == 0
+    before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.glob("*.png")}
+    Image.new("L", (512, 256)).save(out / "button-test.png")                  # a stale picture
+    time.sleep(0.01)
+    assert gallery.main([str(out)]) == 0
+    after = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.glob("*.png")}
+    assert after.pop("button-test.png")[1] == before.pop("button-test.png")[1]   # drawn again
+    assert after == before                                                       # untouched

@@ -189,16 +189,19 @@ def test_deck_ran_out_is_a_menu_entry_only_until_chosen():
     assert again == state
 
 
-def test_panic_and_shark_stay_on_for_the_ascent_but_a_diver_at_the_surface_is_clean():
+def test_panic_and_shark_stay_on_for_the_ascent_also_on_a_diver_at_the_surface():
+    """The rulebook: "any Shark or Panic cards in the player's Swim Pile remain in place for the
+    Ascent" - for a diver who never left the surface too; each counts -10 while on them."""
     table = Table().swim(10).target("Ada", "NO").target("Cy", "long").swim(20).swim(0)
     r = table.deck_ran_out().tap("YES").tap("YES").tap("YES").report()
     assert r["phase"] == "ascent" and r["panic"]["Ada"] == 1        # Ada is at 10 ft: it stays
-    assert r["surfaced"] == ["Cy"] and r["shark"] is None             # Cy never left the surface
-    assert r["totals"] == {"Ada": 0, "Ben": 20, "Cy": 0}
+    assert r["surfaced"] == ["Cy"] and r["shark"] == "Cy"             # Cy never left the surface
+    assert r["totals"] == {"Ada": 0, "Ben": 20, "Cy": -10}
     table = Table().swim(10).target("Cy", "NO").swim(20).swim(0)     # a Panic on Cy, at 0 ft
     assert table.report()["panic"]["Cy"] == 1
     r = table.deck_ran_out().tap("YES").tap("YES").tap("YES").report()
-    assert r["surfaced"] == ["Cy"] and r["panic"]["Cy"] == 0
+    assert r["surfaced"] == ["Cy"] and r["panic"]["Cy"] == 1 and r["totals"]["Cy"] == -10
+    assert table.target("Cy", "NO").report()["panic"]["Cy"] == 1      # nothing new on a surfaced diver
 
 
 def test_a_tie_for_shallowest_is_drawn_by_the_box():
@@ -374,10 +377,31 @@ def test_a_refused_card_while_a_discard_pick_is_shown_is_no_undo_step():
     table.tap("YES", hold=1.2)                                   # long YES, no diver picked: nothing
     r = table.report()
     assert r["panic"]["Ben"] == 1
-    assert table.undo().report()["panic"]["Ben"] == 0            # undo takes back the real one
-    table = Table().tap("P2").tap("MENU").dial(1).tap("YES")     # Ben picked, then the Discard pick
-    table.tap("NO")                                              # a Panic on Ben, his first
-    assert table.report()["panic"]["Ben"] == 1
-    table = Table().target("Ben", "NO").tap("P2").tap("MENU").dial(1).tap("YES").tap("NO")
+    r = table.undo().report()                                    # the Discard pick is a step of its own
+    assert r["panic"]["Ben"] == 1 and r["pick"] is None
+    assert table.undo().report()["panic"]["Ben"] == 0            # then the real Panic
+    table = Table().target("Ben", "NO").tap("P2").tap("MENU").dial(1).tap("YES").tap("P2").tap("NO")
     assert table.report()["panic"]["Ben"] == 1                   # refused: he has one already
-    assert table.undo().report()["panic"]["Ben"] == 0
+    assert table.undo().undo().report()["panic"]["Ben"] == 0     # the pick, then the Panic
+
+
+def test_a_discard_pick_uses_up_the_pick():
+    """Every card uses up the pick: after MENU > Discard, pressing that opponent picks them again
+    (it does not let them go), and NO with nobody picked is the current diver's no air."""
+    table = Table().tap("P2").tap("MENU").dial(1).tap("YES")     # Ben picked, then the Discard pick
+    r = table.report()
+    assert r["selected"] is None and "Ben's hand" in r["pick"]
+    assert table.tap("P2").tap("NO").report()["panic"] == {"Ada": 0, "Ben": 1, "Cy": 0}
+    table = Table().tap("P2").tap("MENU").dial(1).tap("YES").tap("NO")
+    assert table.report()["panic"] == {"Ada": 1, "Ben": 0, "Cy": 0}   # no air for Ada
+
+
+def test_a_menu_choice_that_changes_the_board_is_one_undo_step():
+    """Long NO after MENU > Deck ran out takes back that alone, not the end of turn before it."""
+    table = Table().swim(10).deck_ran_out()
+    assert table.report()["phase"] == "descent-last"
+    r = table.undo().report()
+    assert r["phase"] == "descent" and r["last_turns"] is None
+    assert r["depths"]["Ada"] == 10 and r["current"] == "Ben"      # Ada's turn stays ended
+    r = table.undo().report()
+    assert r["depths"]["Ada"] == 0 and r["current"] == "Ada"

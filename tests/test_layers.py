@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("adapters", ("hw", "link", "store", "hub", "config", "logs", "systemd")),   # the outside world
     ("box", ("app",)),                                         # the loop: one thread owns the engine
     ("root", ("assemble",)),                                   # the one place that builds a box
-    ("drivers", ("daemon", "simulate", "replay", "status", "doctor", "gallery", "webshots", "web")),
+    ("drivers", ("daemon", "simulate", "replay", "status", "doctor", "gallery", "webshots", "pictures", "web")),
     ("cli", ("cli", "__main__")),
 ]
 # An adapter adapts one thing: it imports no other adapter, except these.

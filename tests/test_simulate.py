@@ -41,6 +41,8 @@ def test_frame_lines_half_blocks_and_braille():
 def test_layout_fits_the_terminal():
     assert choose_layout(80, 24) == "braille"             # the classic terminal: compact
     assert choose_layout(150, 45) == "half"                # room for the full-size frame
+    assert choose_layout(100, 40) == "quad"                # tall: 2x2 pixels a character
+    assert choose_layout(100, 30) == "braille"             # 64 pixel rows need 32 lines at 2 a line
     assert choose_layout(60, 24) is None and choose_layout(80, 20) is None
 
 
@@ -89,10 +91,11 @@ def test_eight_players_get_keys_5_to_8(mock_factory):
 def test_status_messages_and_sounds_expire():
     status = Status()
     status.say("unknown key 'x'", now=100.0)
-    assert status.line(100.0, ["buzz"], over=False) == "unknown key 'x'   sound: buzz"
-    assert status.line(100.0 + SOUND_S + 0.1, ["buzz"], over=False) == "unknown key 'x'"
-    assert status.line(100.0 + MESSAGE_S + 0.1, ["buzz"], over=False) == ""
-    assert "Play again" in status.line(200.0, ["buzz"], over=True)
+    assert status.line(100.0, ["buzz"], over="") == "unknown key 'x'   sound: buzz"
+    assert status.line(100.0 + SOUND_S + 0.1, ["buzz"], over="") == "unknown key 'x'"
+    assert status.line(100.0 + MESSAGE_S + 0.1, ["buzz"], over="") == ""
+    line = status.line(200.0, ["buzz"], over="Ben wins")
+    assert line.startswith("Game over: Ben wins. Play again")
 
 
 class Terminal:
@@ -201,3 +204,67 @@ def test_narrow_terminal_says_what_it_needs_and_redraws_on_resize(tmp_path):
         assert term.quit() == (0, b"")
     finally:
         term.close()
+
+
+def fold_log(state_dir):
+    """The engine a resume would build from the emulator's log (its menu state included)."""
+    from pi_companion.core.engine import Engine, fold_records
+    from pi_companion.games import registry
+    from pi_companion.store import GameLog
+    header, records = GameLog(state_dir).load()
+    engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"], header["seed"])
+    assert fold_records(engine, records)[1] is None
+    return engine
+
+
+def test_keys_typed_quickly_are_each_their_own_input_and_down_moves_the_menu_down(tmp_path):
+    """`]]]` in one write is three detents, `ww` two whole turns (each key its own input, not
+    lost in the edges of the one before); the Down arrow moves the menu cursor down."""
+    term = Terminal(100, 30, "--game", "all-wound-up", "--players", "Ada,Ben", "--state-dir", str(tmp_path))
+    try:
+        assert term.wait_for("All Wound Up - pi-companion simulate", "q quit"), term.text()
+        term.type(b"1")                                     # Ada's check opens (target 1)
+        time.sleep(0.5)
+        term.type(b"]]]")                                   # Wind 4: three detents in one read
+        time.sleep(0.5)
+        term.type(b"ww")                                    # two turns in one read
+        time.sleep(2.8)                                     # ... and the check settles (1.5 s)
+        term.type(b"m")
+        time.sleep(0.3)
+        term.type(b"\x1bOB")                                # the Down arrow (keypad mode, as curses sets it)
+        time.sleep(0.5)
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
+    engine = fold_log(tmp_path)
+    attempt = engine.report()["attempts"][0]
+    assert (attempt["target"], attempt["steps"]) == (4, 8)
+    assert engine.menu is not None and engine.menu.cursor == 1   # down from the first entry
+
+
+def test_a_tall_terminal_draws_the_oled_in_quadrant_blocks_and_every_size_says_who_won(tmp_path):
+    """80x24 gets braille; from 80x39 quadrant blocks (2x2 pixels a character, solid). At game
+    over the status line names the winner in words (All Wound Up: Ada holds her button, YES)."""
+    from pi_companion.simulate import QUADRANTS
+    for (cols, rows), style in (((80, 24), "braille"), ((100, 40), "quad")):
+        term = Terminal(cols, rows, "--game", "all-wound-up", "--players", "Ada,Ben",
+                        "--state-dir", str(tmp_path / style))
+        try:
+            assert term.wait_for("All Wound Up - pi-companion simulate", "q quit"), term.text()
+            term.wait_for("the first frame", timeout=1.0)          # (reads the screen meanwhile)
+            chars = set()
+            for line in term.screen.display[2:]:
+                if line.startswith("│"):
+                    chars |= set(line[1:].split("│")[0]) - {" "}
+            assert chars, term.text()
+            if style == "braille":
+                assert all(0x2800 < ord(c) <= 0x28FF for c in chars), term.text()
+            else:
+                assert chars <= set(QUADRANTS) and chars & set("▘▝▖▗▚▞▛▜▙▟"), term.text()
+            term.type(b"h1")                                # Ada holds her button: "I crossed the gate"
+            time.sleep(2.8)
+            term.type(b"y")                                 # YES: the game is over
+            assert term.wait_for("Game over: Ada wins. Play again: y, then y again"), term.text()
+            assert term.quit()[0] == 0
+        finally:
+            term.close()

@@ -297,7 +297,7 @@ class Engine(Tabletop):
         buzz, rng = decide(window.presses, self.table.rng)
         self._effects.append(Sound(buzz_sound(buzz.winner)))      # each player's own tune
         self._step(Buzz(buzz.winner_t, buzz.winner), rng=rng, judging=True, eligible=window.eligible,
-                   last_buzz=buzz)
+                   last_buzz=buzz, earlier=self._earlier())
 
 
 def fold_records(engine: Engine, records: Iterable[Record]) -> tuple[int, str | None, bool]:

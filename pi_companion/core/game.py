@@ -14,7 +14,7 @@ from .events import Action, Effect, Verdict
 
 Effects = tuple[Effect, ...]
 NO_EFFECTS: Effects = ()
-Catalogue = Callable[[], tuple[tuple[str, str], ...]]   # the games to switch to: (name, title)
+Catalogue = Callable[[], "tuple[Game, ...]"]   # the games to switch to, in menu order
 
 
 class Game:
@@ -82,6 +82,18 @@ class Game:
         whenever it changed the game). A game returns False for changes that are no judgement:
         a refused card clearing a note on screen, letting go of a picked player."""
         return True
+
+    def is_menu_undo_step(self, before: Any, after: Any, key: str) -> bool:
+        """Whether menu entry `key`, having turned `before` into `after`, changed the board: then
+        it is an undo step of its own ("Undone: <its label>"), so long NO after it takes back
+        it alone. By default no: a menu choice that opens a screen or pauses a beat is no move."""
+        return False
+
+    def open_buzz(self, state: Any) -> int | None:
+        """After a judgement: the player whose buzz the game is judging again (All Wound Up: a
+        check reopened by NO on its verdict), whose `last_buzz` then lists later presses; None
+        (the default) when a judgement ends the buzz."""
+        return None
 
     def undo_to(self, before: Any, now: Any) -> tuple[Any, str | None]:
         """The state long NO restores when the game is `now` and the last judgement was made on

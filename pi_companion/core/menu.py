@@ -24,6 +24,8 @@ class Menu:
     disabled: frozenset[str] = frozenset()      # entries shown greyed: YES on them does nothing
     confirm: str = ""                           # an entry waiting for its second YES
     qr: str = ""                                # a QR code on screen: "board" or "host"
+    why: tuple[tuple[str, str], ...] = ()       # (key, why it is greyed): the title line says it
+                                                # while the cursor is on that entry
 
     def move(self, delta: int) -> "Menu":
         if self.button_test:
@@ -37,6 +39,11 @@ class Menu:
     @property
     def selected(self) -> str:
         return self.items[self.cursor][0] if self.items else ""
+
+    @property
+    def title(self) -> str:
+        """The list's top line: MENU, or why the entry under the cursor is greyed."""
+        return dict(self.why).get(self.selected, "MENU") if self.selected in self.disabled else "MENU"
 
     def show_card(self, title: str, lines: tuple[str, ...]) -> "Menu":
         return replace(self, card=lines or ("(empty)",), card_title=title)

@@ -31,6 +31,7 @@ class Table:
     last_buzz: BuzzOrder | None = None
     judging: bool = False                  # a decided buzz awaits judgement: record later presses
     eligible: frozenset[int] = frozenset()
+    earlier: tuple[BuzzOrder, ...] = ()    # the last buzz of each other winner (a reopened check)
 
 
 class Tabletop:
@@ -152,8 +153,28 @@ class Tabletop:
         self._step(Judge(t, verdict))
         if self.table.game != before.game and self.rules.is_undo_step(before.game, self.table.game):
             self.undo_stack.append((before, label))
-            self.table = replace(self.table, judging=False)
+            self.table = self._judged(self.rules.open_buzz(self.table.game))
             self.notice = ""
+
+    def _earlier(self) -> tuple[BuzzOrder, ...]:
+        """`earlier` once the last buzz is replaced: it joins them (one per winner)."""
+        last = self.table.last_buzz
+        if last is None:
+            return self.table.earlier
+        return tuple(b for b in self.table.earlier if b.winner != last.winner) + (last,)
+
+    def _judged(self, reopened: int | None) -> Table:
+        """The table after a judgement: the buzz is over, unless the game judges `reopened`'s
+        buzz again (its order comes back and goes on listing presses)."""
+        table = self.table
+        if reopened is None:
+            return replace(table, judging=False)
+        if table.last_buzz is not None and table.last_buzz.winner == reopened:
+            return replace(table, judging=True)
+        buzz = next((b for b in table.earlier if b.winner == reopened), None)
+        if buzz is None:
+            return replace(table, judging=False)
+        return replace(table, judging=True, last_buzz=buzz, earlier=self._earlier())
 
     def _undo(self) -> None:
         if not self.undo_stack:
@@ -270,13 +291,18 @@ class Tabletop:
             self.new_game()
             self._effects.append(Request("new"))
         elif key == "switch":
-            games = self.catalogue() if self.catalogue is not None else ((self.rules.name, self.rules.title),)
-            self.menu = Menu(tuple((f"switch:{name}", title) for name, title in games))
+            games = self.catalogue() if self.catalogue is not None else (self.rules,)
+            n = len(self.players)           # a game these players cannot play is greyed, saying why
+            why = tuple((f"switch:{g.name}", f"{g.min_players} to {g.max_players} players, not {n}")
+                        for g in games if not g.min_players <= n <= g.max_players)
+            self.menu = Menu(tuple((f"switch:{g.name}", g.title) for g in games),
+                             disabled=frozenset(k for k, _ in why), why=why)
         elif key.startswith("switch:"):
             self.menu = None
             self._effects.append(Request("switch", key.removeprefix("switch:")))
         elif key == "shutdown":
             self.menu = None
+            self.shutdown_requested = True     # as for a held MENU: the report says what the box did
             self._effects.append(Request(key))
         elif key == "close":
             self.menu = None
@@ -290,7 +316,10 @@ class Tabletop:
             self._effects.append(Request("newhost"))
         else:
             self.menu = None
+            before = self.table
             self._step(MenuChoice(t, key))
+            if self.table.game != before.game and self.rules.is_menu_undo_step(before.game, self.table.game, key):
+                self.undo_stack.append((before, dict(menu.items).get(key, key)))   # one step of its own
 
     def new_game(self) -> None:
         """Start over with the same players and options (the next seed: a new shuffle)."""

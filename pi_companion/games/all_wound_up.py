@@ -167,7 +167,8 @@ class AllWoundUp:
     shown: Pick | None = None            # a pick result on the bank screen until the next input
     picks: tuple[Pick, ...] = ()
     used: BankAction | None = None       # the bank action just done: the cursor stays on it
-    since: int = 0                       # net steps wound since the last check closed (for reopening)
+    since: int = 0                       # net steps wound since the last check closed (for reopening),
+                                         # whatever opened or was cancelled in between
     claim: int | None = None             # a player says they crossed the gate: YES confirms
     winner: int | None = None            # the first across the gate: the game is over
 
@@ -244,6 +245,14 @@ class AllWoundUpGame(Game):
         return ("Press your button, dial", "the card's turns, wind.", "Stop or YES: verdict;",
                 "NO cancels. NO on a", "verdict: wind on. Hold", "YES: tokens; YES: guide.",
                 "Hold your button 2s:", "I crossed the gate.")
+
+    def open_buzz(self, state: AllWoundUp) -> int | None:
+        """The player whose check is open on the main screens (a check reopened by NO on its
+        verdict too): presses meanwhile are listed in `last_buzz`. On the bank screen and
+        during a gate claim the buttons are the screen's."""
+        if state.check is None or state.screen == "bank" or state.claim is not None:
+            return None
+        return state.check.player
 
     def undo_label(self, state: AllWoundUp, verdict: Verdict) -> str:
         if state.claim is not None:
@@ -335,8 +344,10 @@ def _net(state: AllWoundUp, step: HallStep) -> int:
 
 
 def _open_check(state: AllWoundUp, player: int) -> tuple[AllWoundUp, Effects]:
-    """The engine's fair first press chose `player` (and played their buzz): their check opens."""
-    return replace(state, check=Check(player), screen="main", ask=None, shown=None, since=0), NO_EFFECTS
+    """The engine's fair first press chose `player` (and played their buzz): their check opens.
+    `since` runs on: if this check is a false start that NO cancels, reopening the last verdict
+    still gets every step wound since that check closed."""
+    return replace(state, check=Check(player), screen="main", ask=None, shown=None), NO_EFFECTS
 
 
 def _reopen(state: AllWoundUp, t: float) -> tuple[AllWoundUp, Effects]:
@@ -363,7 +374,7 @@ def _hall(state: AllWoundUp, step: HallStep) -> tuple[AllWoundUp, Effects]:
         return state, NO_EFFECTS
     moved = replace(check, steps=check.steps + delta, stepped=check.stepped or delta != 0,
                     missed=check.missed + missed, last_edge=last)
-    state = replace(state, check=moved, missed_edges=state.missed_edges + missed)
+    state = replace(state, check=moved, missed_edges=state.missed_edges + missed, since=state.since + delta)
     return state, _crossing_sounds(state, check.steps, moved.steps, check.target)
 
 

@@ -114,6 +114,11 @@ class HoldYourBreathGame(Game):
         screen: that is no step to undo."""
         return replace(before, pick="") != replace(after, pick="")
 
+    def is_menu_undo_step(self, before: HoldYourBreath, after: HoldYourBreath, key: str) -> bool:
+        """Deck ran out (the last turns) and a Discard pick (it uses up the picked diver and draws
+        from the random source) change the board: long NO takes back just that choice."""
+        return key in ("deck", "pick")
+
     def report(self, state: HoldYourBreath) -> dict[str, Any]:
         names = state.players
         totals = totals_of(state)
@@ -169,10 +174,12 @@ class HoldYourBreathGame(Game):
 
 
 def _discard_pick(state: HoldYourBreath) -> HoldYourBreath:
-    """A Discard card: the box picks which of the opponent's 5 cards goes (seeded)."""
+    """A Discard card: the box picks which of the opponent's 5 cards goes (seeded). Like every
+    card it uses up the pick: the next card's target is picked afresh (pressing that opponent
+    again picks them, it does not let them go)."""
     k, rng = rand.below(state.rng, HAND)
     whose = f"{state.name(state.selected)}'s" if state.selected is not None else "the"
-    return replace(state, rng=rng, pick=f"discard card {k + 1} of {HAND} in {whose} hand")
+    return replace(state, rng=rng, selected=None, pick=f"discard card {k + 1} of {HAND} in {whose} hand")
 
 
 def totals_of(state: HoldYourBreath) -> tuple[int, ...] | None:
@@ -308,11 +315,11 @@ def _begin_ascent(state: HoldYourBreath) -> HoldYourBreath:
     first, rng = rand.choice(state.rng, tied) if len(tied) > 1 else (tied[0], state.rng)
     order = [(first + k) % state.n for k in range(state.n)]
     at_top = tuple(d for d in order if state.depths[d] == 0)
-    # Divers still at the surface are out of the water: they surface clean, so a Panic card or
-    # the Shark on them comes off (nothing can be played on a surfaced diver either).
-    panic = tuple(0 if d in at_top else p for d, p in enumerate(state.panic))
-    shark = None if state.shark in at_top else state.shark
-    out = replace(state, phase="ascent", anchors=state.depths, current=first, rng=rng, panic=panic, shark=shark,
+    # Divers still at the surface are listed as surfaced (nothing new can be played on them),
+    # but the rulebook's "any Shark or Panic cards in the player's Swim Pile remain in place for
+    # the Ascent" holds for them too: they keep them, a Calm or the Kraken still clears them,
+    # and each one still on them counts -10 if the deck runs out.
+    out = replace(state, phase="ascent", anchors=state.depths, current=first, rng=rng,
                   last_turns=None, ascent_first=first, ascent_tied=tied if len(tied) > 1 else (),
                   surfaced=at_top, last=f"anchors set; {state.name(first)} starts the ascent")
     if max(state.depths) == 0:

@@ -38,9 +38,9 @@ def get(name: str) -> Game:
     return game
 
 
-def catalogue() -> tuple[tuple[str, str], ...]:
-    """(name, title) of every available game, in menu order (what "Change game" lists)."""
-    return tuple((name, get(name).title) for name in available())
+def catalogue() -> tuple[Game, ...]:
+    """Every available game, in menu order (what "Change game" lists)."""
+    return tuple(get(name) for name in available())
 
 
 def new_engine(game: str | Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int, *,

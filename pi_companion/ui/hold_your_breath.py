@@ -87,10 +87,13 @@ def gauge(draw: Any, state: HoldYourBreath, diver: int, scale: int) -> None:
         draw.rectangle((cx - 3, ty - 1, cx + 3, ty + 1), outline=1)
     draw.rectangle((cx - 3, y - 2, cx + 3, y + 2), fill=1)
     side = cx + 5
+    fin_y = y + 3
     if state.panic[diver]:
-        panic_marks(draw, side, max(SURFACE_Y + 5, y - 4), state.panic[diver])
+        marks_y = max(SURFACE_Y + 5, y - 4)
+        panic_marks(draw, side, marks_y, state.panic[diver])
+        fin_y = max(fin_y, marks_y + 7)       # below the marks (a diver near the surface has both)
     if state.shark == diver:
-        fin(draw, side, min(BOTTOM_Y - 3, y + 3))
+        fin(draw, side, min(BOTTOM_Y - 3, fin_y))
 
 
 def panel(draw: Any, state: HoldYourBreath) -> None:

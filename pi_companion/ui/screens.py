@@ -70,7 +70,7 @@ def draw_menu(draw: Any, menu: Any) -> None:
         centred(draw, 26, "YES again: yes", 11)
         centred(draw, 42, "NO: back", 11)
         return
-    centred(draw, 0, "MENU", 10)
+    centred(draw, 0, menu.title, 10)
     draw.line((0, 12, 127, 12), fill=1)
     first = max(0, min(menu.cursor - 2, len(menu.items) - 4))
     for row, (key, label) in enumerate(menu.items[first:first + 4]):
