@@ -26,7 +26,7 @@ SCORE_KEYS: dict[str, tuple[str, str]] = {
     "hold-your-breath": ("depths", "depth"),
 }
 # Which way a score wins, for the final table's order ("" where the score does not decide).
-SCORE_WINS = {"grab-bag": "high", "all-wound-up": "high", "hands-up": "low"}
+SCORE_WINS = {"grab-bag": "high", "all-wound-up": "high", "hands-up": "low"}   # quick: set aside
 TURN_KEYS = ("current", "grab_master", "grabber")
 VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "NO WIND"}
 HANDS_UP_VERDICTS = {"theft": "theft", "false-alarm": "false alarm", "police": "police"}
@@ -46,6 +46,8 @@ def table_view(engine: Any) -> dict[str, Any]:
     name = report["game"]
     players = list(report["players"])
     key, label = SCORE_KEYS.get(name, ("", ""))
+    if name == "hands-up" and report.get("mode") == "quick":        # the fewest set aside wins
+        key, label = "set_aside", "set aside"
     per_player = report.get(key) if key else None
     turn = next((report[k] for k in TURN_KEYS if isinstance(report.get(k), str)), None)
     if name == "all-wound-up":
@@ -130,7 +132,7 @@ def player_notes(r: dict[str, Any]) -> dict[str, str]:
     """A short line under a player's name (cards face up, surfaced, tokens...)."""
     game = r["game"]
     if game == "hands-up" and r.get("face_up") is not None:
-        return {p: f"{n} face up" + (f", {r['set_aside'][p]} set aside" if r["set_aside"].get(p) else "")
+        return {p: f"{n} face up" + (f", {r['hands'][p]} in hand" if r.get("mode") == "quick" else "")
                 for p, n in r["face_up"].items()}
     if game == "grab-bag" and r.get("grab_master"):
         return {r["grab_master"]: "Grab Master"}
@@ -202,11 +204,9 @@ def wound_moment(r: dict[str, Any]) -> dict[str, Any]:
                            title="Gate")
     check = r.get("check")
     if check is not None:
-        goal, steps = 4 * check["target"], check["steps"]
-        left = goal - steps
-        small = ("dial the target, then wind" if check["dial"] else
-                 f"{quarters(left)} to go" if left > 0 else
-                 f"{quarters(-left)} too many" if left < 0 else "on target \u2713")
+        steps = check["steps"]
+        small = ("dial the target, then wind" if check["dial"] else   # the rest: the dial's words
+                 "")
         return {"kind": "wind", "big": f"{quarters(steps)} of {check['target']}",
                 "small": small, "player": check["player"],
                 "words": f"{check['player']}: {quarters(steps)} of {check['target']} turns"}
