@@ -76,9 +76,9 @@ def test_the_scoreboard_shows_a_buzz_within_200_ms(stack, browser):
         seen = wait(browser, lambda d: d.execute_script("return window.__buzzSeen"))
         latencies.append(seen - pressed * 1000.0)
         pin.drive_high()
-        order = browser.find_element("css selector", "#buzz ol").text
+        order = browser.find_element("css selector", "#buzz").text
         assert order.startswith(name) and "(first)" in order
-        row = browser.find_element("css selector", "#players tbody tr.turn td.name")
+        row = browser.find_element("css selector", "#players .turn .name")
         assert row.is_displayed() and row.size["width"] > 0
         assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
         tap(factory, "YES")                               # judged: the next press buzzes afresh
@@ -188,9 +188,9 @@ def test_the_wind_dial_counts_quarters_to_the_target(tmp_path):
         driver.get(live.base + "/")
         wait(driver, lambda d: d.find_element("id", "status").text == "live")
         wind_part_way(live)
-        wait(driver, lambda d: d.find_element("css selector", "#wind .count .big").text
+        wait(driver, lambda d: d.find_element("css selector", "#wind-count .big").text
              == "Ada: 2\u00bc of 3 turns")
-        assert driver.find_element("css selector", "#wind .count .left").text == "\u00be to go"
+        assert driver.find_element("css selector", "#wind-count .left").text == "\u00be to go"
         dial = driver.find_element("css selector", "#wind svg.dial")
         assert dial.get_attribute("class") == "dial under"
         assert driver.find_element("css selector", "#wind .needle").get_attribute("transform") == "rotate(90)"
@@ -199,4 +199,4 @@ def test_the_wind_dial_counts_quarters_to_the_target(tmp_path):
         assert dial.size["width"] >= 400                           # big at TV size
         driver.get(f"{live.base}/host#t={live.hub.token}")
         wait(driver, lambda d: names_on_the_host_page(d) == list(live.box.engine.players))
-        assert driver.find_element("css selector", "#wind .count .big").text == "Ada: 2\u00bc of 3 turns"
+        assert driver.find_element("css selector", "#wind-count .big").text == "Ada: 2\u00bc of 3 turns"

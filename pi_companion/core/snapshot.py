@@ -192,7 +192,7 @@ def hands_up_moment(r: dict[str, Any]) -> dict[str, Any]:
     if not r.get("beat_ms"):
         return text_moment("Press to grab", small, title="Own pace")
     if r.get("beats", 0) == 0:
-        return text_moment(f"Deal {r.get('cards')} cards each", "the beat starts soon", title="Deal")
+        return text_moment(f"Deal {r.get('cards')} cards", "the beat starts soon", title="Deal")
     return {"kind": "beat", "big": "Paused" if r.get("paused") else f"Flip {r['beats']}",
             "small": small, "beats": r["beats"], "paused": bool(r.get("paused")),
             "beat_ms": r["beat_ms"]}
@@ -245,7 +245,7 @@ def hold_everything_moment(r: dict[str, Any]) -> dict[str, Any]:
 def breath_moment(r: dict[str, Any]) -> dict[str, Any]:
     who, phase = r.get("current"), r["phase"]
     up = phase.startswith("ascent")
-    small = (f"swim {r['swim']} {'up' if up else 'down'}" if r.get("swim") else
+    small = (f"swim {r['swim']} ft {'up' if up else 'down'}" if r.get("swim") else
              r.get("last") or ("press to swim up" if up else "press to dive"))
     return {"kind": "depths", "big": f"{who}'s turn", "small": small,
             "depths": r.get("depths") or {}, "anchors": r.get("anchors"),

@@ -31,7 +31,8 @@
     const who = document.createElement("span"); who.className = "who";
     const name = document.createElement("span"); name.className = "name"; text(name, p.name);
     who.append(name);
-    const noteText = winner ? "\u2605 winner" : p.turn ? "\u25B6 " + (p.note || "their turn") : p.note;
+    const noteText = winner ? "\u2605 winner" : p.turn ? "\u25B6 " + (p.note === "Grab Master" ? p.note : "their turn" + (p.note ? " \u00b7 " + p.note : ""))
+      : p.note;
     if (noteText) {
       const note = document.createElement("span"); note.className = "note"; text(note, noteText);
       who.append(note);
@@ -102,7 +103,7 @@
       const well = document.createElement("span"); well.className = "well";
       const mark = document.createElement("span"); mark.className = "mark";
       mark.append(badge(p));
-      mark.style.top = (100 * d / deepest) + "%";
+      mark.style.top = (10 + 80 * d / deepest) + "%";        // the badge stays inside the well
       well.append(mark);
       const label = document.createElement("span"); label.className = "label";
       text(label, p.name + " " + d + " ft");
