@@ -237,11 +237,6 @@ def host_and_history(out: Path, state: Path) -> list[Path]:
     return written
 
 
-# The pictures the README shows (the rest are in docs/screens/ beside them).
-README_SHOTS = ("web-grab-bag-buzz-tv.png", "web-all-wound-up-wind-tv.png", "web-hands-up-beat-tv.png",
-                "web-hold-your-breath-t9-phone.png", "web-grab-bag-winners-tv.png")
-
-
 def save(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("web-*.png"):
