@@ -118,7 +118,7 @@ def all_wound_up_evening(live: Live, shoot: Shoot) -> None:
     shoot("start")
     wind_part_way(live)
     shoot("wind")
-    live.until(lambda: box.engine.report()["check"] is None, timeout=15)
+    live.until(lambda: box.engine.report()["check"] is None, timeout=20)
     shoot("verdict")
     live.tap("P2", hold=2.4)
     live.until(lambda: box.engine.report()["claim"] == "Ben")
@@ -189,7 +189,8 @@ def scenario_config(name: str) -> Any:
 EVENINGS: dict[str, tuple[dict[str, Any], str | None, Callable[[Live, Shoot], None]]] = {
     "grab-bag": ({"cards": 6}, None, grab_bag_evening),
     "hands-up": ({"mode": "quick", "cards": 10, "beat_ms": 1500}, None, hands_up_evening),
-    "all-wound-up": ({}, None, all_wound_up_evening),
+    # The turntable still for 8 s ends a check (1.5 s by default): time for three pictures of it.
+    "all-wound-up": ({"settle_ms": 8000}, None, all_wound_up_evening),
     "hold-everything": ({}, "hold-everything-win", scenario_evening("hold-everything-win", (1.5, 3.0, 4.2, 9.5))),
     "hold-your-breath": ({}, "hold-your-breath-surface-win",
                          scenario_evening("hold-your-breath-surface-win", (2.2, 9.0, 15.45))),

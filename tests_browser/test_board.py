@@ -24,8 +24,9 @@ from pi_companion.web.live import live_box, start_web
 SCREENS = webshots.SCREENS
 wait = headless.wait
 
-# Everything visible inside the viewport; on a TV (arguments[0]) no text under 28 px in the
-# current moment nor under 20 px elsewhere; the board fills the width and the height.
+# Everything visible inside the viewport and inside its panel, the moment's parts apart; on a
+# TV (arguments[0]) no text under 28 px in the current moment nor under 20 px elsewhere; the
+# board fills the width and the height.
 LAYOUT = """
 const tv = arguments[0], W = window.innerWidth, H = window.innerHeight, out = [];
 const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
@@ -46,6 +47,22 @@ for (let n = walk.nextNode(); n; n = walk.nextNode()) {
   for (const r of range.getClientRects()) if (off(r)) out.push("text outside: '" + n.textContent + "' " + where(r));
   const px = parseFloat(getComputedStyle(el).fontSize), least = el.closest("#moment") ? 28 : 20;
   if (tv && px < least - 0.01) out.push("small: '" + n.textContent.trim() + "' " + px + "px in " + name(el));
+}
+// Nothing spills out of its panel, and the moment's title, picture and words do not overlap.
+const inside = (r, box) => r.left >= box.left - 1 && r.top >= box.top - 1 && r.right <= box.right + 1 && r.bottom <= box.bottom + 1;
+for (const id of ["moment", "table"]) {
+  const box = document.getElementById(id).getBoundingClientRect();
+  for (const el of document.getElementById(id).querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (shown(el) && (r.width || r.height) && !inside(r, box)) out.push("spills from #" + id + ": " + name(el) + " " + where(r));
+  }
+}
+const parts = [...document.querySelectorAll("#moment .moment-title, #moment .art > *, #moment .words > *")]
+  .filter((el) => shown(el) && el.textContent.trim() !== "" || el.matches(".art > :not([hidden])")).filter(shown);
+for (let i = 0; i < parts.length; i++) for (let j = i + 1; j < parts.length; j++) {
+  const a = parts[i].getBoundingClientRect(), b = parts[j].getBoundingClientRect();
+  if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1)
+    out.push("overlap: " + name(parts[i]) + " " + where(a) + " and " + name(parts[j]) + " " + where(b));
 }
 const d = document.documentElement;
 if (d.scrollHeight > H + 1 || d.scrollWidth > W + 1) out.push("scrolls: " + d.scrollWidth + "x" + d.scrollHeight);
@@ -89,10 +106,10 @@ def test_every_moment_of_an_evening_fits_the_tv_and_the_phone(game, tmp_path, ne
             for size_name, size in SCREENS.items():
                 webshots._viewport(driver, *size)
                 webshots.drawn_latest(driver, live)
+                seen.setdefault(label, moment(driver))
                 problems = driver.execute_script(LAYOUT, size_name != "phone")
                 driver.save_screenshot(str(tmp_path / f"{label}-{size_name}.png"))
                 assert not problems, f"{game}, {label}, {size_name} {size}: {problems[:6]}"
-            seen[label] = moment(driver)
             if live.box.engine.rules.is_over(live.box.engine.game):
                 assert not driver.find_elements("css selector", "#players .turn")    # no stale turn
                 assert driver.find_element("id", "trophy").is_displayed()
