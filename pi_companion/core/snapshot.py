@@ -74,6 +74,7 @@ def table_view(engine: Any) -> dict[str, Any]:
         "buzz": report["last_buzz"],
         "notice": engine.notice,
         "menu": engine.menu is not None,
+        "turn_word": turn_word(report),
         "facts": facts(report),
         "moment": moment(report, judging),
     }
@@ -128,14 +129,24 @@ def facts(r: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+def turn_word(r: dict[str, Any]) -> str:
+    """What the marked player (`turn`) is doing, in the game's own words."""
+    game = r["game"]
+    if game == "grab-bag":
+        return "Grab Master"
+    if game == "hands-up":
+        return "grabbed"
+    if game == "all-wound-up":
+        return "winding" if r.get("check") else "bids next"
+    return "their turn"
+
+
 def player_notes(r: dict[str, Any]) -> dict[str, str]:
     """A short line under a player's name (cards face up, surfaced, tokens...)."""
     game = r["game"]
     if game == "hands-up" and r.get("face_up") is not None:
         return {p: f"{n} face up" + (f", {r['hands'][p]} in hand" if r.get("mode") == "quick" else "")
                 for p, n in r["face_up"].items()}
-    if game == "grab-bag" and r.get("grab_master"):
-        return {r["grab_master"]: "Grab Master"}
     if game == "hold-your-breath":
         surfaced = set(r.get("surfaced") or ())
         return {p: "surfaced" for p in r["players"] if p in surfaced}

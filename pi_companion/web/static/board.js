@@ -31,7 +31,7 @@
     const who = document.createElement("span"); who.className = "who";
     const name = document.createElement("span"); name.className = "name"; text(name, p.name);
     who.append(name);
-    const noteText = winner ? "\u2605 winner" : p.turn ? "\u25B6 " + (p.note === "Grab Master" ? p.note : "their turn" + (p.note ? " \u00b7 " + p.note : ""))
+    const noteText = winner ? "\u2605 winner" : p.turn ? "\u25B6 " + (s.turn_word || "their turn") + (p.note ? " \u00b7 " + p.note : "")
       : p.note;
     if (noteText) {
       const note = document.createElement("span"); note.className = "note"; text(note, noteText);
@@ -256,7 +256,8 @@
       sign * ((a.score || 0) - (b.score || 0)) || a.n - b.n) : s.players;
     $("#players").replaceChildren(...players.map((p) => row(p, s)));
     drawMoment(s);
-    text($("#guide"), s.moment && s.moment.kind === "text" && s.guide === s.moment.big ? "" : (s.guide || ""));
+    const guide = s.moment && s.moment.kind === "text" && s.guide === s.moment.big ? "" : (s.guide || "");
+    text($("#guide"), guide ? "Round guide: " + guide : "");
   }
 
   function connected(live) {
