@@ -30,6 +30,7 @@ SCORE_WINS = {"grab-bag": "high", "all-wound-up": "high", "hands-up": "low"}   #
 TURN_KEYS = ("current", "grab_master", "grabber")
 VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "NO WIND"}
 HANDS_UP_VERDICTS = {"theft": "theft", "false-alarm": "false alarm", "police": "police"}
+HOLD_COLOURS = {"stop": "blue", "dice": "green", "start": "grey", "gift": "yellow", "stack": "red"}
 QUARTERS = ("", "\u00bc", "\u00bd", "\u00be")
 
 
@@ -245,7 +246,8 @@ def hold_everything_moment(r: dict[str, Any]) -> dict[str, Any]:
     if phase == "colour":
         mates = " or ".join(r.get("mates") or ())
         return {"kind": "die", "big": f"{who} rolled {r.get('die')}",
-                "small": f"give one to {mates}" if mates else f"card: {r.get('choice')}",
+                "small": f"give one to {mates}" if mates else
+                f"which card? {str(r.get('choice')).upper()} ({HOLD_COLOURS.get(r.get('choice'), '?')}): YES",
                 "die": r.get("die"), "player": who}
     if phase == "stack":
         return text_moment(f"{who} draws {r.get('drawn') or '?'}", "had it? YES / NO", title="Stack")
