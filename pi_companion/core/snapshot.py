@@ -13,6 +13,7 @@ them without a browser. Pure: no clock, no file; the games are known by name onl
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 VERSION = 2
@@ -169,9 +170,11 @@ def moment(r: dict[str, Any], judging: bool) -> dict[str, Any]:
         return {"kind": "buzz", "big": f"{buzz['winner']} first!",
                 "small": "" if len(order) > 1 else "nobody else pressed", "ask": ask,
                 "order": order, "player": buzz["winner"]}
-    return {"grab-bag": grab_bag_moment, "hands-up": hands_up_moment, "all-wound-up": wound_moment,
-            "hold-everything": hold_everything_moment,
-            "hold-your-breath": breath_moment}.get(game, lambda r: text_moment(phase, ""))(r)
+    games: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+        "grab-bag": grab_bag_moment, "hands-up": hands_up_moment, "all-wound-up": wound_moment,
+        "hold-everything": hold_everything_moment, "hold-your-breath": breath_moment}
+    draw = games.get(game)
+    return draw(r) if draw is not None else text_moment(phase, "")
 
 
 def text_moment(big: str, small: str, **more: Any) -> dict[str, Any]:
@@ -245,9 +248,10 @@ def hold_everything_moment(r: dict[str, Any]) -> dict[str, Any]:
         return {"kind": "die", "big": f"{who} rolls\u2026", "small": "", "die": None, "player": who}
     if phase == "colour":
         mates = " or ".join(r.get("mates") or ())
+        choice = str(r.get("choice"))
         return {"kind": "die", "big": f"{who} rolled {r.get('die')}",
                 "small": f"give one to {mates}" if mates else
-                f"which card? {str(r.get('choice')).upper()} ({HOLD_COLOURS.get(r.get('choice'), '?')}): YES",
+                f"which card? {choice.upper()} ({HOLD_COLOURS.get(choice, '?')}): YES",
                 "die": r.get("die"), "player": who}
     if phase == "stack":
         return text_moment(f"{who} draws {r.get('drawn') or '?'}", "had it? YES / NO", title="Stack")
