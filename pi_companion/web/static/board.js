@@ -236,6 +236,7 @@
     document.body.dataset.seq = String(s.seq);
     document.body.dataset.game = s.game;
     document.body.classList.toggle("over", !!s.over);
+    document.body.classList.toggle("many", s.players.length > 4);     // a compact table
     text($("#title"), s.title);
     const facts = $("#facts");
     if (facts) {
