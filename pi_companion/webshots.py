@@ -133,7 +133,7 @@ def hands_up_evening(live: Live, shoot: Shoot) -> None:
     box = live.box
     live.new_game()
     shoot("deal")
-    live.until(lambda: box.engine.report()["beats"] >= 2, timeout=10)
+    live.until(lambda: box.engine.report()["beats"] >= 2, timeout=20)
     shoot("beat")
     live.buzz(["P2", "P3"], gap_s=0.006)
     shoot("grab")
@@ -192,7 +192,7 @@ def scenario_config(name: str) -> Any:
 # game -> (options, scenario whose config to use or None, the evening)
 EVENINGS: dict[str, tuple[dict[str, Any], str | None, Callable[[Live, Shoot], None]]] = {
     "grab-bag": ({"cards": 6}, None, grab_bag_evening),
-    "hands-up": ({"mode": "quick", "cards": 16, "beat_ms": 2000}, None, hands_up_evening),
+    "hands-up": ({"mode": "quick", "cards": 12, "beat_ms": 4000}, None, hands_up_evening),
     # The turntable still for 8 s ends a check (1.5 s by default): time for three pictures of it.
     "all-wound-up": ({"settle_ms": 8000}, None, all_wound_up_evening),
     "hold-everything": ({}, "hold-everything-win", scenario_evening("hold-everything-win", (1.5, 3.0, 4.2, 9.5))),

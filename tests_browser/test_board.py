@@ -75,7 +75,7 @@ return out;
 # What each game's evening must have shown large, by moment: the kind of picture and a text.
 SHOWN = {
     "grab-bag": {"search": ("text", "Grab Master"), "buzz": ("buzz", "(first)"), "winners": ("winners", "wins!")},
-    "hands-up": {"deal": ("text", "Deal 16 cards"), "beat": ("beat", "Flip"), "grab": ("buzz", "Ben first!"),
+    "hands-up": {"deal": ("text", "Deal 12 cards"), "beat": ("beat", "Flip"), "grab": ("buzz", "Ben first!"),
                  "result": ("beat", "last grab: Ben, theft"), "winners": ("winners", "win")},
     "all-wound-up": {"wind": ("wind", "\u00be to go"), "verdict": ("verdict", "TOO FEW"),
                      "gate": ("text", "Ben crossed the gate?"), "winners": ("winners", "Ben wins!")},

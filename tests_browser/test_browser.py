@@ -184,7 +184,8 @@ def test_the_wind_dial_counts_quarters_to_the_target(tmp_path):
     wind 2 1/4; the dial's needle is at 1/4, its ring part full, and the words say the rest.
     The host page shows the same dial, and its name fields, during the check."""
     from pi_companion.webshots import wind_part_way
-    with live_box(tmp_path, "all-wound-up") as live, headless.chromium(*SIZES["tv"]) as driver:
+    # The turntable still for 8 s ends the check (1.5 s by default): a loaded machine has time.
+    with live_box(tmp_path, "all-wound-up", {"settle_ms": 8000}) as live, headless.chromium(*SIZES["tv"]) as driver:
         driver.get(live.base + "/")
         wait(driver, lambda d: d.find_element("id", "status").text == "live")
         wind_part_way(live)
