@@ -240,6 +240,10 @@ def rows(r: dict[str, Any]) -> list[Row]:
         b = w["browser"]
         out.append(("  web process", f"RSS {w['web_rss_mib']:.1f} MiB with 50 sockets, import {w['import_ms']:.0f} ms",
                     "", "", "", f"import {w['import_ms'] * k / 1000:.1f} s"))
+        if "page" in w:
+            out.append(("  TV board page weight", f"{w['page']['bytes']:,} B in {len(w['page']['files'])} files",
+                        f"{w['page']['external']} references elsewhere", "no external fetch",
+                        verdict(w["page"]["external"] == 0), ""))
         out.append(("  press->browser p50 / p99",
                     "no chromium here" if b is None else f"{ms(b['p50_ms'])} / {ms(b['p99_ms'])} ms (n={b['n']})",
                     "", "p50 < 200 ms", "" if b is None else verdict(b["p50_ms"] < 200), ""))

@@ -313,6 +313,23 @@ def browser_latency(rig: Rig, presses: int) -> list[float] | None:
     return out
 
 
+def page_weight(base: str) -> dict[str, Any]:
+    """The TV board's bytes as a browser loads it: the page and every file it names (src/href
+    on this host), and how many of its references point anywhere else (none should)."""
+    import re
+    import urllib.request
+
+    def get(path: str) -> bytes:
+        with urllib.request.urlopen(base + path, timeout=5) as r:
+            return bytes(r.read())
+    page = get("/")
+    refs = re.findall(rb'(?:src|href)="([^"]+)"', page)
+    local = sorted({r.decode() for r in refs if r.startswith(b"/") and not r.startswith(b"//")})
+    files = {"/": len(page), **{path: len(get(path)) for path in local if path.startswith("/static/")}}
+    return {"bytes": sum(files.values()), "files": files,
+            "external": sum(1 for r in refs if not r.startswith(b"/") or r.startswith(b"//"))}
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -377,6 +394,7 @@ def measure(cycles: int, presses: int, rounds: int = 10) -> dict[str, Any]:
             results["ratio_0_to_off"] = round(zero / results["cpu_off"]["loop_median_us"], 4)
             results["ratio_50_to_0_rounds"] = per_round          # each round's own, for the spread
             results["met"] = fifty / zero < GOAL
+            results["page"] = page_weight(live.base)
             lat = browser_latency(rig, presses)
             results["browser"] = None if not lat else {
                 "p50_ms": round(pct(lat, 0.5), 1), "p99_ms": round(pct(lat, 0.99), 1), "n": len(lat)}

@@ -1,15 +1,22 @@
-"""`make screenshots`, the big screen's part: the scoreboard, host page and history during a real
-game, in headless chromium (pi_companion.web.headless).
+"""`make screenshots`, the big screen's part: the scoreboard, host page and history during real
+games, in headless chromium (pi_companion.web.headless).
 
 The stack is pi_companion.web.live's (shared with the browser tests and the benchmark): a box on
 mock pins with its real loop thread and hub, and the real `pi-companion web`; the game is played
-by driving the mock pins with real time, so the pictures show what a family would see (scores,
-a buzz with its +N ms margins, the wind dial)."""
+by driving the mock pins with real time, so the pictures show what a family would see.
+
+`EVENINGS` has one scripted evening per game. Each calls `shoot(label)` at the moments worth a
+picture (a buzz with its margins, the wind dial, the held verdict, the beat, the die, the depth
+board, the winners); `make screenshots` saves the scoreboard at each of `SCREENS`' sizes there,
+and tests_browser/ runs the same evenings asserting that nothing leaves the screen."""
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -23,6 +30,11 @@ from .web.live import Live, live_box
 # The finished game's end on /history (its file's time): fixed, so that the picture is the same
 # on every run and `make screenshots` leaves a clean checkout clean. 2026-05-30 19:30 UTC.
 SHOT_TIME = 1780169400
+
+# The scoreboard's sizes: a 1080p TV, a 720p TV, a portrait phone.
+SCREENS = {"tv": (1920, 1080), "tv720": (1280, 720), "phone": (390, 844)}
+SCENARIOS = Path(__file__).resolve().parents[1] / "docs" / "scenarios"
+Shoot = Callable[[str], None]
 
 
 def _viewport(driver: Any, width: int, height: int) -> None:
@@ -40,53 +52,57 @@ def _open(driver: Any, base: str, path: str, size: tuple[int, int]) -> None:
         headless.wait(driver, lambda d: d.find_elements("css selector", "#names input"))
 
 
+def drawn_latest(driver: Any, live: Live) -> None:
+    """Wait until the page has drawn the box's latest snapshot."""
+    seq = live.seq()                     # or a later one: the beat goes on meanwhile
+    headless.wait(driver, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) >= seq)
+
+
 def _snap(driver: Any, live: Live, out: Path, size: tuple[int, int]) -> Path:
     """The page as it is now, once it has drawn the box's latest snapshot; the whole page
-    (taller than the screen where it must), so nothing is cut off in the picture."""
+    (taller than the screen where it must, as the host page on a phone), so nothing is cut off."""
     if driver.find_elements("id", "status"):
-        seq = str(live.seq())
-        headless.wait(driver, lambda d: d.find_element("tag name", "body").get_attribute("data-seq") == seq)
+        drawn_latest(driver, live)
     height = int(driver.execute_script("return document.documentElement.scrollHeight"))
     _viewport(driver, size[0], max(size[1], height))
     time.sleep(0.2)
     with Image.open(BytesIO(driver.get_screenshot_as_png())) as shot:
-        write_if_changed(out, shot)            # only a page that looks different is rewritten
+        write_if_changed(out, _shrink(shot))    # only a page that looks different is rewritten
     _viewport(driver, *size)
     return out
 
 
-def grab_bag(out: Path, state: Path) -> list[Path]:
-    """A short game played to the end (for /history), then a new one: three judged buzzes and a
-    fourth left on screen with its margins."""
-    written = []
-    with live_box(state, "grab-bag", {"cards": 4}) as live:
-        box = live.box
-        while not box.engine.rules.is_over(box.engine.game):
-            seekers = sorted(box.engine.rules.buzzers(box.engine.game))
-            live.buzz([f"P{seekers[0] + 1}"])
-            live.tap("YES")
-            live.until(lambda: not box.engine.table.judging)
-        live.new_game()
-        live.box.store.wait()
-        for finished in (state / "history").glob("*"):     # the page shows when it ended: the
-            os.utime(finished, (SHOT_TIME, SHOT_TIME))       # same moment in every run's picture
-        for first in (1, 2, 1):                              # Ben scores, Cy scores, Ben again
-            seekers = sorted(box.engine.rules.buzzers(box.engine.game))
-            order = sorted(seekers, key=lambda s: s != first)
-            live.buzz([f"P{s + 1}" for s in order])
-            live.tap("YES")
-            live.until(lambda: not box.engine.table.judging)
+def _shrink(image: Image.Image) -> Image.Image:
+    """64 colours are plenty for a flat page and make the file a third of chromium's size (the
+    gallery is about 70 pictures in the repository)."""
+    return image.convert("RGB").quantize(colors=64)
+
+
+# ---- the evenings: one per game, played on the mock pins ----
+
+def judged(live: Live, verdict: str = "YES") -> None:
+    live.tap(verdict)
+    live.until(lambda: not live.box.engine.table.judging)
+
+
+def grab_bag_evening(live: Live, shoot: Shoot) -> None:
+    """Three judged buzzes, a fourth on screen with its margins, then the game played out."""
+    box = live.box
+    shoot("search")
+    for first in (1, 2, 1):                              # Ben scores, Cy scores, Ben again
         seekers = sorted(box.engine.rules.buzzers(box.engine.game))
-        live.stamped_buzz([f"P{s + 1}" for s in reversed(seekers)], gap_s=0.012)   # left on screen
-        phone, tv = headless.SIZES["phone"], headless.SIZES["tv"]
-        with headless.chromium(*phone) as driver:
-            for path, name in (("/", "web-scoreboard-phone"), (f"/host#t={live.hub.token}", "web-host-phone"),
-                               ("/history", "web-history-phone")):
-                _open(driver, live.base, path, phone)
-                written.append(_snap(driver, live, out / f"{name}.png", phone))
-            _open(driver, live.base, "/", tv)
-            written.append(_snap(driver, live, out / "web-scoreboard-tv.png", tv))
-    return written
+        order = sorted(seekers, key=lambda s: s != first)
+        live.buzz([f"P{s + 1}" for s in order])
+        judged(live)
+    seekers = sorted(box.engine.rules.buzzers(box.engine.game))
+    live.stamped_buzz([f"P{s + 1}" for s in reversed(seekers)], gap_s=0.012)   # same margins every run
+    shoot("buzz")
+    judged(live)
+    while not box.engine.rules.is_over(box.engine.game):
+        seekers = sorted(box.engine.rules.buzzers(box.engine.game))
+        live.buzz([f"P{seekers[0] + 1}"])
+        judged(live)
+    shoot("winners")
 
 
 def wind_part_way(live: Live) -> None:
@@ -101,19 +117,148 @@ def wind_part_way(live: Live) -> None:
     live.until(lambda: box.engine.report()["check"]["steps"] == 9)
 
 
-def all_wound_up(out: Path, state: Path) -> list[Path]:
-    """A wind check part way (the page is open first: a check left still for long ends)."""
-    tv = headless.SIZES["tv"]
-    with live_box(state, "all-wound-up") as live, headless.chromium(*tv) as driver:
-        _open(driver, live.base, "/", tv)
-        wind_part_way(live)
-        return [_snap(driver, live, out / "web-wind-tv.png", tv)]
+def all_wound_up_evening(live: Live, shoot: Shoot) -> None:
+    """A wind check part way, its verdict once it settles (held on the TV as on the OLED), then
+    Ben holds his button: "crossed the gate", YES, and Ben wins."""
+    box = live.box
+    shoot("start")
+    wind_part_way(live)
+    shoot("wind")
+    live.until(lambda: box.engine.report()["check"] is None, timeout=20)
+    shoot("verdict")
+    live.tap("P2", hold=2.4)
+    live.until(lambda: box.engine.report()["claim"] == "Ben")
+    shoot("gate")
+    live.tap("YES")
+    live.until(lambda: box.engine.report()["over"])
+    shoot("winners")
+
+
+def hands_up_evening(live: Live, shoot: Shoot) -> None:
+    """Quick mode: a new game (the deal), the beat, Ben grabs, YES (theft), played out."""
+    box = live.box
+    live.new_game()
+    shoot("deal")
+    live.until(lambda: box.engine.report()["beats"] >= 2, timeout=20)
+    shoot("beat")
+    live.buzz(["P2", "P3"], gap_s=0.006)
+    shoot("grab")
+    judged(live)
+    shoot("result")
+    live.until(lambda: box.engine.report()["over"], timeout=60)
+    shoot("winners")
+
+
+def scenario_evening(name: str, shots: tuple[float, ...]) -> Callable[[Live, Shoot], None]:
+    """A documented scenario (docs/scenarios) played on the pins at its own pace; a picture at
+    each time in `shots` (the time taken by a picture is added to the scenario's clock) and at
+    the end."""
+    def play(live: Live, shoot: Shoot) -> None:
+        from .core.events import Edge, Turn
+        from .replay import load_scenario
+        scenario = load_scenario(json.loads((SCENARIOS / f"{name}.json").read_text()))
+        start = time.monotonic()
+        pending = list(shots)
+
+        def until(t: float) -> None:
+            nonlocal start
+            while pending and pending[0] <= t:
+                at = pending.pop(0)
+                time.sleep(max(0.0, start + at - time.monotonic()))
+                before = time.monotonic()
+                shoot(f"t{at:g}")
+                start += time.monotonic() - before
+            time.sleep(max(0.0, start + t - time.monotonic()))
+        for event in scenario.events:
+            until(event.t)
+            if isinstance(event, Edge):
+                pin = live.pin(event.button)
+                (pin.drive_low if event.pressed else pin.drive_high)()
+            elif isinstance(event, Turn):
+                steps = [(0, 1), (0, 0), (1, 0), (1, 1)]
+                live.quadrature("ENC_A", "ENC_B", steps if event.delta > 0 else steps[::-1][1:] + steps[-1:], 0.02)
+            live.until(live.box.queue.empty)        # the loop has it before the next one comes
+        if scenario.end is not None:
+            until(scenario.end)
+        try:
+            live.until(lambda: live.box.engine.rules.is_over(live.box.engine.game), timeout=20)
+        except RuntimeError:
+            raise RuntimeError(f"{name} played on the pins did not end: {live.box.engine.report()}") from None
+        shoot("winners")
+    return play
+
+
+def scenario_config(name: str) -> Any:
+    from .config import Config
+    data = json.loads((SCENARIOS / f"{name}.json").read_text())
+    return Config(players=tuple(data["players"]), game=data["game"], seed=data.get("seed", 1), sound=False,
+                  games={data["game"]: data.get("options", {})})
+
+
+# game -> (options, scenario whose config to use or None, the evening)
+EVENINGS: dict[str, tuple[dict[str, Any], str | None, Callable[[Live, Shoot], None]]] = {
+    "grab-bag": ({"cards": 6}, None, grab_bag_evening),
+    "hands-up": ({"mode": "quick", "cards": 12, "beat_ms": 4000}, None, hands_up_evening),
+    # The turntable still for 8 s ends a check (1.5 s by default): time for three pictures of it.
+    "all-wound-up": ({"settle_ms": 8000}, None, all_wound_up_evening),
+    "hold-everything": ({}, "hold-everything-win", scenario_evening("hold-everything-win", (1.5, 3.0, 4.2, 9.5))),
+    "hold-your-breath": ({}, "hold-your-breath-surface-win",
+                         scenario_evening("hold-your-breath-surface-win", (2.2, 9.0))),
+}
+
+
+@contextmanager
+def evening(game: str, state: Path) -> Iterator[tuple[Live, Callable[[Live, Shoot], None]]]:
+    """The live box set up for `game`'s evening, and the evening to play on it."""
+    options, scenario, play = EVENINGS[game]
+    config = scenario_config(scenario) if scenario else None
+    with live_box(state, game, options, config=config) as live:
+        yield live, play
+
+
+def evening_shots(game: str, out: Path, state: Path) -> list[Path]:
+    """`game`'s evening with the scoreboard open, saved at every size at each of its moments."""
+    written: list[Path] = []
+    with evening(game, state) as (live, play), headless.chromium(*SCREENS["tv"]) as driver:
+        _open(driver, live.base, "/", SCREENS["tv"])
+
+        def shoot(label: str) -> None:
+            for size_name, size in SCREENS.items():
+                _viewport(driver, *size)
+                written.append(_snap(driver, live, out / f"web-{game}-{label}-{size_name}.png", size))
+        play(live, shoot)
+    return written
+
+
+def host_and_history(out: Path, state: Path) -> list[Path]:
+    """The host page and /history on a phone, after a short Grab Bag played to the end."""
+    written = []
+    with live_box(state, "grab-bag", {"cards": 4}) as live:
+        box = live.box
+        while not box.engine.rules.is_over(box.engine.game):
+            seekers = sorted(box.engine.rules.buzzers(box.engine.game))
+            live.buzz([f"P{seekers[0] + 1}"])
+            judged(live)
+        live.new_game()
+        live.box.store.wait()
+        for finished in (state / "history").glob("*"):     # the page shows when it ended: the
+            os.utime(finished, (SHOT_TIME, SHOT_TIME))       # same moment in every run's picture
+        phone = SCREENS["phone"]
+        with headless.chromium(*phone) as driver:
+            for path, name in ((f"/host#t={live.hub.token}", "web-host-phone"), ("/history", "web-history-phone")):
+                _open(driver, live.base, path, phone)
+                written.append(_snap(driver, live, out / f"{name}.png", phone))
+    return written
 
 
 def save(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        written += grab_bag(out, Path(a))
-        written += all_wound_up(out, Path(b))
+    for game in EVENINGS:
+        with tempfile.TemporaryDirectory() as state:
+            written += evening_shots(game, out, Path(state))
+    with tempfile.TemporaryDirectory() as state:
+        written += host_and_history(out, Path(state))
+    for old in set(out.glob("web-*.png")) - set(written):      # a moment no evening shows any more
+        old.unlink()
     return written

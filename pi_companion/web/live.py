@@ -113,9 +113,11 @@ class Live:
         self.until(lambda: not self.box.engine.rules.is_over(self.box.engine.game))
 
 
-def start_web(state: Path, hub_path: Path, log: Any = subprocess.DEVNULL) -> tuple[subprocess.Popen[bytes], str]:
-    """The real `pi-companion web` on a free loopback port, once it serves a snapshot."""
-    port = free_port()
+def start_web(state: Path, hub_path: Path, log: Any = subprocess.DEVNULL,
+              port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """The real `pi-companion web` on loopback (a free port unless given), once it serves a
+    snapshot."""
+    port = port or free_port()
     web = subprocess.Popen([sys.executable, "-m", "pi_companion", "web", "--config", os.devnull,
                             "--state-dir", str(state), "--socket", str(hub_path),
                             "--bind", "127.0.0.1", "--port", str(port)], stderr=log)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from aiohttp import WSMsgType, web
+from aiohttp import WSCloseCode, WSMsgType, web
 
 log = logging.getLogger("pi_companion.web")
 MAX_BODY = 4096                  # bytes in a command request
@@ -32,6 +32,7 @@ MAX_SOCKETS = 200                # open WebSockets at once
 RATE = (20.0, 60.0)              # requests per second per address, burst
 COMMAND_RATE = (4.0, 12.0)       # host commands per second per address, burst
 COMMAND_TIMEOUT_S = 2.0
+SHUTDOWN_S = 1.0                 # SIGTERM: the longest wait for open connections (board)
 PAGES = {"/": "index.html", "/host": "host.html"}
 STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript"}
 
@@ -266,6 +267,16 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
         for ws in list(sockets):
             await ws.close()
 
+    async def close_screens(app: web.Application) -> None:
+        # SIGTERM (board): every browser's WebSocket is closed at once ("going away": the page
+        # says it is reconnecting), so that no handler is left waiting for a snapshot and the
+        # process stops at once rather than after the shutdown timeout.
+        closing = [asyncio.ensure_future(ws.close(code=WSCloseCode.GOING_AWAY, message=b"restarting"))
+                   for ws in list(sockets)]
+        if closing:
+            await asyncio.wait(closing, timeout=SHUTDOWN_S / 2)
+
+    app.on_shutdown.append(close_screens)
     app.cleanup_ctx.append(start_link)
     app.router.add_get("/", page)
     app.router.add_get("/host", page)
@@ -323,5 +334,5 @@ def main(args: Any) -> int:
     port = args.port or config.web_port
     app = make_app(HubLink(path), state_dir, config.web_hosts)
     log.info("big screen on http://%s.local:%d/ (hub %s)", socket.gethostname(), port, path)
-    web.run_app(app, host=args.bind, port=port, print=None, access_log=None)
+    web.run_app(app, host=args.bind, port=port, print=None, access_log=None, shutdown_timeout=SHUTDOWN_S)
     return 0

@@ -1,20 +1,46 @@
 // The scoreboard: the latest snapshot over a WebSocket; reconnects for ever, each reconnect
-// gets the latest snapshot at once. No build step, no library.
+// gets the latest snapshot at once. No build step, no library, nothing fetched from elsewhere.
+// The snapshot carries the words (core/snapshot.py: `moment`, `facts`, each player's `note`);
+// this draws them, plays each player's buzz tune through Web Audio and, if asked, says the
+// winner (speechSynthesis). While the web process is away the page says "Reconnecting" and
+// tells the host page (the `board:connection` event) so that it disables its commands.
 "use strict";
 (function () {
   const $ = (sel) => document.querySelector(sel);
-  const text = (el, s) => { el.textContent = s; };
+  const text = (el, s) => { if (el) el.textContent = s; };
   let delay = 250;
 
-  function row(p) {
-    const tr = document.createElement("tr");
-    tr.className = (p.turn ? "turn " : "") + (p.lit ? "lit" : "");
-    const name = document.createElement("td"); name.className = "name"; text(name, p.name);
-    const score = document.createElement("td"); score.className = "score";
+  // The players' button colours, P1 first; the number in the badge says the same (colour is
+  // never the only sign of who is who).
+  const COLOURS = ["#e5484d", "#3e8ef7", "#30a46c", "#f5d90a", "#f76b15", "#a070e0", "#eeeeee", "#00c2d7"];
+  const DARK_TEXT = new Set([3, 6, 7]);
+
+  function badge(p) {
+    const b = document.createElement("span");
+    b.className = "badge";
+    b.style.setProperty("--pc", COLOURS[(p.n - 1) % COLOURS.length]);
+    if (DARK_TEXT.has((p.n - 1) % COLOURS.length)) b.classList.add("light");
+    text(b, String(p.n));
+    return b;
+  }
+
+  function row(p, s) {
+    const li = document.createElement("li");
+    const winner = s.over && s.winners.includes(p.name);
+    li.className = "player" + (p.turn ? " turn" : "") + (p.lit ? " lit" : "") + (winner ? " winner" : "");
+    const who = document.createElement("span"); who.className = "who";
+    const name = document.createElement("span"); name.className = "name"; text(name, p.name);
+    who.append(name);
+    const noteText = winner ? "\u2605 winner" : p.turn ? "\u25B6 " + (s.turn_word || "their turn") + (p.note ? " \u00b7 " + p.note : "")
+      : p.note;
+    if (noteText) {
+      const note = document.createElement("span"); note.className = "note"; text(note, noteText);
+      who.append(note);
+    }
+    const score = document.createElement("span"); score.className = "score";
     text(score, p.score === null || p.score === undefined ? "" : String(p.score));
-    const now = document.createElement("td"); now.className = "now"; text(now, p.turn ? "turn" : "");
-    tr.append(name, score, now);
-    return tr;
+    li.append(badge(p), who, score);
+    return li;
   }
 
   // Turns in quarters, as the hall sensor counts them: 9 steps -> "2\u00bc".
@@ -32,7 +58,7 @@
       line.setAttribute("x1", String(90 * Math.sin(a))); line.setAttribute("y1", String(-90 * Math.cos(a)));
       line.setAttribute("x2", String(100 * Math.sin(a))); line.setAttribute("y2", String(-100 * Math.cos(a)));
       const t = document.createElementNS(SVG, "text");
-      t.setAttribute("x", String(72 * Math.sin(a))); t.setAttribute("y", String(-72 * Math.cos(a) + 8));
+      t.setAttribute("x", String(68 * Math.sin(a))); t.setAttribute("y", String(-68 * Math.cos(a) + 10));
       t.setAttribute("text-anchor", "middle"); t.textContent = label;
       g.append(line, t);
     });
@@ -40,8 +66,8 @@
 
   // The outer ring fills towards the target (a full ring = on target); the needle shows the
   // quarter within the current turn; the words say the same, so colour is never the only signal.
-  function drawDial(wind, w) {
-    const steps = w.steps, goal = 4 * w.target, svg = wind.querySelector("svg");
+  function drawDial(w) {
+    const steps = w.steps, goal = 4 * w.target, svg = $("#wind svg");
     ticks(svg.querySelector(".ticks"));
     svg.querySelector(".needle").setAttribute("transform", "rotate(" + (((steps % 4) + 4) % 4) * 90 + ")");
     const frac = goal > 0 ? Math.max(0, Math.min(steps / goal, 1)) : (steps ? 1 : 0);
@@ -49,76 +75,215 @@
     svg.querySelector(".progress").setAttribute("d", frac >= 1
       ? "M 0 -112 A 112 112 0 1 1 -0.01 -112"
       : frac > 0 ? "M 0 -112 A 112 112 0 " + (frac > 0.5 ? 1 : 0) + " 1 " + x + " " + y : "");
-    const state = steps === goal ? "on" : steps > goal ? "over" : "under";
-    svg.setAttribute("class", "dial " + state);
+    svg.setAttribute("class", "dial " + (steps === goal ? "on" : steps > goal ? "over" : "under"));
     const left = goal - steps;
-    text(wind.querySelector(".count .big"), w.player + ": " + quarters(steps) + " of " + w.target + " turns");
-    text(wind.querySelector(".count .left"),
+    text($("#wind-count .big"), w.player + ": " + quarters(steps) + " of " + w.target + " turns");
+    text($("#wind-count .left"),
       left > 0 ? quarters(left) + " to go" : left < 0 ? quarters(-left) + " too many" : "on target \u2713");
+  }
+
+  const PIPS = { 1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8] };
+  function drawDie(el, n) {
+    el.classList.toggle("rolling", !n);
+    el.replaceChildren(...Array.from({ length: 9 }, (_, i) => {
+      const cell = document.createElement("span");
+      if (n && PIPS[n] && PIPS[n].includes(i)) cell.className = "pip";
+      return cell;
+    }));
+  }
+
+  // Hold Your Breath!: one column per diver, the surface at the top; the marker sits at the
+  // diver's depth (an anchor line where the descent ended), the number says it in feet.
+  function drawDepths(el, m, players) {
+    const depths = m.depths || {}, deepest = Math.max(40, ...Object.values(depths).map(Number));
+    el.replaceChildren(...players.map((p) => {
+      const li = document.createElement("li");
+      const d = Number(depths[p.name] || 0);
+      li.className = "diver" + (p.turn ? " turn" : "") + (m.surfaced.includes(p.name) ? " surfaced" : "");
+      const well = document.createElement("span"); well.className = "well";
+      const mark = document.createElement("span"); mark.className = "mark";
+      mark.append(badge(p));
+      mark.style.top = (10 + 80 * d / deepest) + "%";        // the badge stays inside the well
+      well.append(mark);
+      const label = document.createElement("span"); label.className = "label";
+      text(label, p.name + " " + d + " ft");
+      li.append(well, label);
+      return li;
+    }));
+  }
+
+  const TITLES = { buzz: "First to press", wind: "Wind check", verdict: "Wind check", beat: "Flip!",
+                   die: "The die", depths: "Under water", winners: "Game over" };
+  function drawMoment(s) {
+    const m = s.moment || { kind: "text", big: s.phase || "", small: "" };
+    const box = $("#moment");
+    box.dataset.kind = m.kind;
+    box.dataset.verdict = m.verdict || "";
+    text(box.querySelector(".moment-title"), m.title || TITLES[m.kind] || "");
+    text(box.querySelector(".words > .big"), m.big || "");
+    text(box.querySelector(".words > .small"), m.small || "");
+    text(box.querySelector(".ask"), m.ask || "");
+    $("#wind").hidden = m.kind !== "wind";
+    $("#wind-count").hidden = m.kind !== "wind";
+    if (m.kind === "wind" && s.wind) drawDial(s.wind);
+    $("#die").hidden = m.kind !== "die";
+    if (m.kind === "die") drawDie($("#die"), m.die);
+    const beat = $("#beat");
+    beat.hidden = m.kind !== "beat";
+    if (m.kind === "beat") {
+      beat.className = "beat " + (m.paused ? "paused" : m.beats % 2 ? "odd" : "even");
+      text(beat, m.paused ? "\u275A\u275A" : "");
+    }
+    const mark = $("#verdict-mark");
+    mark.hidden = m.kind !== "verdict";
+    text(mark, m.verdict === "exact" ? "\u2713" : "\u2717");
+    $("#depths").hidden = m.kind !== "depths";
+    if (m.kind === "depths") drawDepths($("#depths"), m, s.players);
+    $("#trophy").hidden = m.kind !== "winners";
+    const who = s.players.find((p) => p.name === m.player);          // whose moment: their badge
+    const slot = $("#who");
+    slot.replaceChildren(...(who && m.kind !== "depths" ? [badge(who)] : []));
+    slot.hidden = !who || m.kind === "depths";
+    const order = $("#buzz");
+    order.hidden = m.kind !== "buzz";
+    if (m.kind === "buzz") {
+      order.replaceChildren(...m.order.map((o, i) => {
+        const li = document.createElement("li");
+        if (i === 0) li.className = "first";
+        text(li, o.player);
+        const t = document.createElement("span"); t.className = "margin";
+        text(t, i === 0 ? " (first)" : " +" + Number(o.after_ms).toFixed(1) + " ms");
+        li.append(t);
+        return li;
+      }));
+    }
+  }
+
+  // ---- sound: each player's buzz tune (the box's piezo tunes) and the winner's name ----
+  const store = window.localStorage;
+  const sound = { sound: store && store.getItem("sound") === "on", voice: store && store.getItem("voice") === "on", ctx: null };
+  const SEMI = { C: 0, D: 2, E: 4, F: 5, G: 7, A: 9, B: 11 };
+  function freq(note) {
+    const m = /^([A-G])([#b]?)([0-9])$/.exec(note);
+    if (!m) return 0;
+    const midi = 12 * (Number(m[3]) + 1) + SEMI[m[1]] + (m[2] === "#" ? 1 : m[2] === "b" ? -1 : 0);
+    return 440 * Math.pow(2, (midi - 69) / 12);
+  }
+  function audio() {
+    const Ctx = window.AudioContext || window.webkitAudioContext;
+    if (!sound.ctx && Ctx) sound.ctx = new Ctx();
+    if (sound.ctx && sound.ctx.state === "suspended") sound.ctx.resume();
+    return sound.ctx;
+  }
+  function playTune(tune) {               // as the piezo: 70 ms a note, 20 ms between notes
+    const ctx = audio();
+    if (!ctx) return;
+    let t = ctx.currentTime + 0.01;
+    tune.split(/\s+/).filter(Boolean).forEach((note) => {
+      const f = freq(note);
+      if (!f) return;
+      const osc = ctx.createOscillator(), gain = ctx.createGain();
+      osc.type = "square"; osc.frequency.value = f;
+      gain.gain.setValueAtTime(0.12, t); gain.gain.setValueAtTime(0, t + 0.07);
+      osc.connect(gain).connect(ctx.destination);
+      osc.start(t); osc.stop(t + 0.075);
+      t += 0.09;
+    });
+  }
+  function say(words) {
+    if (!window.speechSynthesis || !window.SpeechSynthesisUtterance) return;
+    window.speechSynthesis.cancel();
+    window.speechSynthesis.speak(new SpeechSynthesisUtterance(words));
+  }
+  function drawToggles() {
+    const b = $("#sound"), v = $("#voice");
+    if (b) { b.setAttribute("aria-pressed", String(sound.sound)); text(b, "\u266B Sound " + (sound.sound ? "on" : "off")); }
+    if (v) { v.setAttribute("aria-pressed", String(sound.voice)); text(v, "Say winner " + (sound.voice ? "on" : "off")); }
+  }
+  function toggle(key) {
+    sound[key] = !sound[key];
+    if (store) store.setItem(key, sound[key] ? "on" : "off");
+    if (sound[key] && key === "sound") audio();          // a tap: the browser lets audio start
+    drawToggles();
+  }
+  let heard = null;         // the last buzz and game-over state seen (none before the first snapshot)
+  function listen(s) {
+    const buzz = s.buzz ? JSON.stringify(s.buzz) : "", over = s.over ? s.game + ":" + s.winners.join(",") : "";
+    if (heard !== null) {
+      if (buzz && buzz !== heard.buzz) {
+        const p = s.players.find((q) => q.name === s.buzz.winner);
+        if (p) {
+          document.body.dataset.lastTune = p.n + ":" + p.tune;
+          if (sound.sound && p.tune) playTune(p.tune);
+        }
+      }
+      if (over && over !== heard.over && s.moment) {
+        document.body.dataset.lastWords = s.moment.big;
+        if (sound.voice) say(s.moment.big);
+      }
+    }
+    heard = { buzz: buzz, over: over };
   }
 
   // Another script on the page (host.js) may load after the first snapshot has arrived: it
   // finds that snapshot in window.latestSnapshot, and later ones through window.onSnapshot.
   function show(s) {
     window.latestSnapshot = s;
-    try { render(s); } finally { if (window.onSnapshot) window.onSnapshot(s); }
+    try { render(s); listen(s); } finally { if (window.onSnapshot) window.onSnapshot(s); }
   }
 
   function render(s) {
     document.body.dataset.seq = String(s.seq);
     document.body.dataset.game = s.game;
+    document.body.classList.toggle("over", !!s.over);
+    document.body.classList.toggle("many", s.players.length > 4);     // a compact table
     text($("#title"), s.title);
-    text($("#phase"), s.phase ? "phase: " + s.phase : "");
+    const facts = $("#facts");
+    if (facts) {
+      facts.replaceChildren(...(s.facts || []).map((f) => {
+        const li = document.createElement("li");
+        const label = document.createElement("span"); label.className = "label"; text(label, f.label + " ");
+        const value = document.createElement("b"); text(value, f.value);
+        li.append(label, value);
+        return li;
+      }));
+    }
     text($("#notice"), s.notice || "");
     text($("#score-label"), s.score_label || "");
-    const tbody = $("#players tbody");
-    tbody.replaceChildren(...s.players.map(row));
-    const buzz = $("#buzz");
-    buzz.hidden = !s.buzz;
-    if (s.buzz) {
-      buzz.querySelector("ol").replaceChildren(...s.buzz.order.map((o, i) => {
-        const li = document.createElement("li");
-        if (i === 0) li.className = "first";
-        text(li, o.player);
-        if (i > 0) {
-          const m = document.createElement("span"); m.className = "margin";
-          text(m, " +" + Number(o.after_ms).toFixed(1) + " ms"); li.append(m);
-        } else { li.append(" (first)"); }
-        return li;
-      }));
-    }
-    const wind = $("#wind");
-    wind.hidden = !s.wind;
-    if (s.wind) {
-      drawDial(wind, s.wind);
-    }
-    const depths = $("#depths");
-    depths.hidden = !s.depths;
-    if (s.depths) {
-      depths.querySelector("ul").replaceChildren(...Object.entries(s.depths).map(([name, d]) => {
-        const li = document.createElement("li");
-        text(li, name + ": " + d);
-        const bar = document.createElement("span"); bar.className = "bar";
-        bar.style.width = Math.max(0, Math.min(Number(d) || 0, 40)) * 0.4 + "rem";
-        li.append(bar);
-        return li;
-      }));
-    }
-    text($("#guide"), s.guide || "");
-    const winners = $("#winners");
-    winners.hidden = !(s.over && s.winners.length);
-    text(winners.querySelector("p"), s.winners.join(", "));
+    // The final table: winners first, then by score the way it wins (seat order otherwise).
+    const sign = s.score_wins === "high" ? -1 : s.score_wins === "low" ? 1 : 0;
+    const players = s.over ? s.players.slice().sort((a, b) =>
+      (Number(s.winners.includes(b.name)) - Number(s.winners.includes(a.name))) ||
+      sign * ((a.score || 0) - (b.score || 0)) || a.n - b.n) : s.players;
+    $("#players").replaceChildren(...players.map((p) => row(p, s)));
+    drawMoment(s);
+    const guide = s.moment && s.moment.kind === "text" && s.guide === s.moment.big ? "" : (s.guide || "");
+    text($("#guide"), guide ? "Round guide: " + guide : "");
+  }
+
+  function connected(live) {
+    window.boardLive = live;
+    document.body.classList.toggle("offline", !live);
+    const banner = $("#offline");
+    if (banner) banner.hidden = live;
+    text($("#status"), live ? "live" : "reconnecting\u2026");
+    document.dispatchEvent(new CustomEvent("board:connection", { detail: { live: live } }));
   }
 
   function connect() {
     const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
-    ws.onopen = () => { delay = 250; text($("#status"), "live"); };
+    ws.onopen = () => { delay = 250; connected(true); };
     ws.onmessage = (ev) => { try { show(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
     ws.onclose = () => {
-      text($("#status"), "reconnecting\u2026");
+      connected(false);
       setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 4000);
+      delay = Math.min(delay * 2, 2000);
     };
   }
+  window.boardLive = false;
+  document.addEventListener("DOMContentLoaded", drawToggles);
+  drawToggles();
+  if ($("#sound")) $("#sound").addEventListener("click", () => toggle("sound"));
+  if ($("#voice")) $("#voice").addEventListener("click", () => toggle("voice"));
   connect();
 })();

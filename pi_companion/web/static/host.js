@@ -53,6 +53,14 @@
     const game = $("#game");
     if (game.dataset.touched !== "1") game.value = s.game;
   };
+  // While the page has no connection (the web process is away) nothing it sends could be
+  // shown: the commands are disabled until board.js says it is live again.
+  function commands(live) {
+    document.querySelectorAll(".remote button, .remote input, .remote select, #names input")
+      .forEach((el) => { el.disabled = !live; });
+  }
+  document.addEventListener("board:connection", (ev) => commands(ev.detail.live));
+  commands(window.boardLive === true);
   // board.js may have drawn the first snapshot before this script ran (the two load in
   // parallel; the WebSocket can win): show the names from it now, not at the next change.
   if (window.latestSnapshot) window.onSnapshot(window.latestSnapshot);

@@ -1,0 +1,237 @@
+"""The TV board in headless chromium, through the real stack (pi_companion.web.live: a box on
+mock pins with its loop thread and hub, and the real `pi-companion web`).
+
+For each of the five games, the scripted evening of `make screenshots` (pi_companion.webshots)
+is played on the pins; at each of its moments the scoreboard is looked at in a 1080p TV, a 720p
+TV and a portrait phone: every element and every line of text lies inside the screen (a TV
+cannot scroll), the board fills the screen, and on the TVs the current moment's text is at least
+28 px and the rest at least 20 px. Also: each player's buzz tune through Web Audio and the
+winner's name spoken (both switched on the page), nothing fetched from elsewhere, and the page
+saying "Reconnecting" with the host's commands disabled while the web process is away (it stops
+within 2 s of SIGTERM with a browser connected)."""
+from __future__ import annotations
+
+import signal
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from pi_companion import webshots
+from pi_companion.web import headless
+from pi_companion.web.live import live_box, start_web
+
+SCREENS = webshots.SCREENS
+wait = headless.wait
+
+# Everything visible inside the viewport and inside its panel, the moment's parts apart; on a
+# TV (arguments[0]) no text under 28 px in the current moment nor under 20 px elsewhere; the
+# board fills the width and the height.
+LAYOUT = """
+const tv = arguments[0], W = window.innerWidth, H = window.innerHeight, out = [];
+const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+  (typeof el.className === "string" && el.className ? "." + el.className.split(" ").join(".") : "");
+const off = (r) => r.left < -1 || r.top < -1 || r.right > W + 1 || r.bottom > H + 1;
+const where = (r) => "[" + [r.left, r.top, r.right, r.bottom].map(Math.round).join(",") + "]";
+for (const el of document.body.querySelectorAll("*")) {
+  if (!shown(el)) continue;
+  const r = el.getBoundingClientRect();
+  if ((r.width || r.height) && off(r)) out.push("outside: " + name(el) + " " + where(r));
+}
+const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+  const el = n.parentElement;
+  if (!n.textContent.trim() || !shown(el)) continue;
+  const range = document.createRange(); range.selectNodeContents(n);
+  const cut = getComputedStyle(el).textOverflow === "ellipsis";     // cut with "...": its box counts
+  if (!cut) for (const r of range.getClientRects()) if (off(r)) out.push("text outside: '" + n.textContent + "' " + where(r));
+  const px = parseFloat(getComputedStyle(el).fontSize), least = el.closest("#moment") ? 28 : 20;
+  if (tv && px < least - 0.01) out.push("small: '" + n.textContent.trim() + "' " + px + "px in " + name(el));
+}
+// Nothing spills out of its panel, and the moment's title, picture and words do not overlap.
+const inside = (r, box) => r.left >= box.left - 1 && r.top >= box.top - 1 && r.right <= box.right + 1 && r.bottom <= box.bottom + 1;
+for (const id of ["moment", "table"]) {
+  const box = document.getElementById(id).getBoundingClientRect();
+  for (const el of document.getElementById(id).querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (shown(el) && (r.width || r.height) && !inside(r, box)) out.push("spills from #" + id + ": " + name(el) + " " + where(r));
+  }
+}
+const parts = [...document.querySelectorAll("#moment .moment-title, #moment .art > *, #moment .words > *")]
+  .filter((el) => shown(el) && el.textContent.trim() !== "" || el.matches(".art > :not([hidden])")).filter(shown);
+for (let i = 0; i < parts.length; i++) for (let j = i + 1; j < parts.length; j++) {
+  const a = parts[i].getBoundingClientRect(), b = parts[j].getBoundingClientRect();
+  if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1)
+    out.push("overlap: " + name(parts[i]) + " " + where(a) + " and " + name(parts[j]) + " " + where(b));
+}
+const d = document.documentElement;
+if (d.scrollHeight > H + 1 || d.scrollWidth > W + 1) out.push("scrolls: " + d.scrollWidth + "x" + d.scrollHeight);
+const b = document.getElementById("board").getBoundingClientRect();
+if (b.width < 0.9 * W || b.bottom < 0.85 * H) out.push("does not fill: " + where(b));
+return out;
+"""
+
+# What each game's evening must have shown large, by moment: the kind of picture and a text.
+SHOWN = {
+    "grab-bag": {"search": ("text", "Grab Master"), "buzz": ("buzz", "(first)"), "winners": ("winners", "wins!")},
+    "hands-up": {"deal": ("text", "Deal 12 cards"), "beat": ("beat", "Flip"), "grab": ("buzz", "Ben first!"),
+                 "result": ("beat", "last grab: Ben, theft"), "winners": ("winners", "win")},
+    "all-wound-up": {"wind": ("wind", "\u00be to go"), "verdict": ("verdict", "TOO FEW"),
+                     "gate": ("text", "Ben crossed the gate?"), "winners": ("winners", "Ben wins!")},
+    "hold-everything": {"t3": ("die", "rolled"), "winners": ("winners", "Ada wins!")},
+    "hold-your-breath": {"t9": ("depths", "ft"), "winners": ("winners", "wins!")},
+}
+
+
+@pytest.fixture(scope="module")
+def need_browser():
+    why = headless.missing()
+    if why:
+        pytest.fail(why)
+
+
+def moment(driver):
+    box = driver.find_element("id", "moment")
+    return box.get_attribute("data-kind"), box.text
+
+
+@pytest.mark.parametrize("game", list(webshots.EVENINGS))
+def test_every_moment_of_an_evening_fits_the_tv_and_the_phone(game, tmp_path, need_browser):
+    seen = {}
+    with webshots.evening(game, tmp_path / "state") as (live, play), \
+            headless.chromium(*SCREENS["tv"]) as driver:
+        webshots._open(driver, live.base, "/", SCREENS["tv"])
+
+        def shoot(label):
+            for size_name, size in SCREENS.items():
+                webshots._viewport(driver, *size)
+                webshots.drawn_latest(driver, live)
+                seen.setdefault(label, moment(driver))
+                problems = driver.execute_script(LAYOUT, size_name != "phone")
+                driver.save_screenshot(str(tmp_path / f"{label}-{size_name}.png"))
+                assert not problems, f"{game}, {label}, {size_name} {size}: {problems[:6]}"
+            if live.box.engine.rules.is_over(live.box.engine.game):
+                assert not driver.find_elements("css selector", "#players .turn")    # no stale turn
+                assert driver.find_element("id", "trophy").is_displayed()
+        play(live, shoot)
+    for label, (kind, words) in SHOWN[game].items():
+        assert label in seen, f"{game}: no {label} moment in {sorted(seen)}"
+        assert seen[label][0] == kind and words in seen[label][1], (label, seen[label])
+
+
+def test_the_wind_verdict_stays_on_the_tv_until_the_next_check(tmp_path, need_browser):
+    """The OLED keeps "TOO FEW" after the check settles; so must the TV (it once vanished)."""
+    with live_box(tmp_path, "all-wound-up") as live, headless.chromium(*SCREENS["tv"]) as driver:
+        webshots._open(driver, live.base, "/", SCREENS["tv"])
+        webshots.wind_part_way(live)
+        live.until(lambda: live.box.engine.report()["check"] is None, timeout=15)
+        wait(driver, lambda d: moment(d)[0] == "verdict")
+        time.sleep(2.0)
+        webshots.drawn_latest(driver, live)
+        assert moment(driver)[0] == "verdict" and "TOO FEW" in moment(driver)[1]
+        assert "Ada: 2\u00bc of 3 turns" in moment(driver)[1]
+        live.tap("P2")                                          # the next check replaces it
+        wait(driver, lambda d: moment(d)[0] == "wind")
+        assert "TOO FEW" not in moment(driver)[1]
+
+
+# Spies installed before the page's own script: every oscillator started (its frequency) and
+# every utterance spoken.
+SPIES = """
+window.__notes = []; window.__spoken = [];
+const start = OscillatorNode.prototype.start;
+OscillatorNode.prototype.start = function (...a) { window.__notes.push(Math.round(this.frequency.value)); return start.apply(this, a); };
+if (window.speechSynthesis) speechSynthesis.speak = (u) => window.__spoken.push(u.text);
+"""
+
+
+def test_each_buzz_plays_the_players_tune_and_the_winner_is_spoken(tmp_path, need_browser):
+    with live_box(tmp_path, "grab-bag", {"cards": 3}) as live, headless.chromium(*SCREENS["tv"]) as driver:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SPIES})
+        webshots._open(driver, live.base, "/", SCREENS["tv"])
+        box = live.box
+        seekers = sorted(box.engine.rules.buzzers(box.engine.game))
+        live.buzz([f"P{seekers[0] + 1}"])                         # sound off: silent
+        webshots.drawn_latest(driver, live)
+        assert driver.execute_script("return window.__notes") == []
+        webshots.judged(live)
+        assert driver.find_element("id", "sound").text == "\u266b Sound off"
+        driver.find_element("id", "sound").click()                  # a tap: audio may start
+        driver.find_element("id", "voice").click()
+        assert driver.find_element("id", "sound").get_attribute("aria-pressed") == "true"
+        tunes = {1: [659, 523], 2: [392, 784]}                      # Ben "E5 C5", Cy "G4 G5"
+        for seat in (1, 2):
+            if seat not in box.engine.rules.buzzers(box.engine.game):
+                continue
+            driver.execute_script("window.__notes = []")
+            live.buzz([f"P{seat + 1}"])
+            wait(driver, lambda d: d.execute_script("return window.__notes").__len__() == len(tunes[seat]))
+            assert driver.execute_script("return window.__notes") == tunes[seat]
+            webshots.judged(live)
+        while not box.engine.rules.is_over(box.engine.game):
+            seekers = sorted(box.engine.rules.buzzers(box.engine.game))
+            live.buzz([f"P{seekers[0] + 1}"])
+            webshots.judged(live)
+        winners = box.engine.report()["winners"]
+        wait(driver, lambda d: d.execute_script("return window.__spoken"))
+        spoken = driver.execute_script("return window.__spoken")
+        assert spoken == [" & ".join(winners) + (" wins!" if len(winners) == 1 else " win!")]
+        driver.refresh()                                          # the choice is remembered
+        wait(driver, lambda d: d.find_element("id", "sound").get_attribute("aria-pressed") == "true")
+        hosts = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        assert all(urlsplit(u).netloc == urlsplit(live.base).netloc for u in hosts), hosts
+
+
+def test_the_pages_say_reconnecting_and_disable_commands_while_the_web_process_is_away(tmp_path, need_browser):
+    """SIGTERM to the real `pi-companion web` with a host page connected over its WebSocket:
+    the process is gone within 2 s (it took 27-33 s); the page says "Reconnecting" and its
+    commands are disabled; a new web process on the same port brings both back."""
+    with live_box(tmp_path, "grab-bag") as live, headless.chromium(*SCREENS["phone"]) as driver:
+        webshots._open(driver, live.base, f"/host#t={live.hub.token}", SCREENS["phone"])
+        assert driver.find_element("id", "undo").is_enabled()
+        assert not driver.find_element("id", "offline").is_displayed()
+        web = live.web
+        began = time.monotonic()
+        web.send_signal(signal.SIGTERM)
+        code = web.wait(timeout=30)
+        stopped = time.monotonic() - began
+        assert stopped < 2.0, f"pi-companion web took {stopped:.1f} s to stop on SIGTERM"
+        assert code == 0
+        wait(driver, lambda d: d.find_element("id", "offline").is_displayed())
+        assert "Reconnecting" in driver.find_element("id", "offline").text
+        assert driver.find_element("id", "status").text.startswith("reconnecting")
+        for control in ("yes", "no", "undo", "new"):
+            assert not driver.find_element("id", control).is_enabled(), control
+        assert not any(e.is_enabled() for e in driver.find_elements("css selector", "#names input"))
+        again, _ = start_web(live.state, live.hub.path, port=urlsplit(live.base).port)
+        try:
+            wait(driver, lambda d: d.find_element("id", "status").text == "live", timeout=10)
+            assert not driver.find_element("id", "offline").is_displayed()
+            assert driver.find_element("id", "undo").is_enabled()
+        finally:
+            again.terminate()
+            again.wait(timeout=10)
+
+
+EIGHT = ("Alexandrina", "Bartholomew", "Cy", "Dorothea", "Ebenezer", "Florentyna", "Gus", "Henrietta")
+
+
+def test_eight_players_with_long_names_fit_every_screen(tmp_path, need_browser):
+    """The most a table holds: Hands Up! with eight players, long names, the beat and a grab."""
+    from pi_companion.config import Config
+    config = Config(game="hands-up", players=EIGHT, pinmap="8players", seed=4, sound=False,
+                    games={"hands-up": {"cards": 60, "beat_ms": 3000}})
+    with live_box(tmp_path / "state", config=config) as live, headless.chromium(*SCREENS["tv"]) as driver:
+        webshots._open(driver, live.base, "/", SCREENS["tv"])
+        live.until(lambda: live.box.engine.report()["beats"] >= 1, timeout=10)
+        for label in ("beat", "grab"):
+            if label == "grab":
+                live.buzz(["P2", "P1"], gap_s=0.006)
+            for size_name, size in SCREENS.items():
+                webshots._viewport(driver, *size)
+                webshots.drawn_latest(driver, live)
+                problems = driver.execute_script(LAYOUT, size_name != "phone")
+                driver.save_screenshot(str(tmp_path / f"eight-{label}-{size_name}.png"))
+                assert not problems, f"eight players, {label}, {size_name} {size}: {problems[:6]}"
+            assert len(driver.find_elements("css selector", "#players .player")) == 8
