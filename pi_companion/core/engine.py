@@ -20,12 +20,12 @@ from .events import (Action, Buzz, BuzzOpened, BuzzOrder, Dial, Edge, Effect, En
                      Tick, Turn, Undone, Verdict)
 from .frozen import replace
 from .menu import CONFIRM, PLAY_AGAIN, Menu
+from .names import NAME_MAX, name_problem  # noqa: F401  (NAME_MAX: one rule, core/names.py)
 from .quadrature import Quadrature
 from .records import Record, from_record, quantize
 from .tunes import DEFAULT_TUNES, buzz_sound
 
 LONG_S = {"YES": 1.0, "NO": 1.0, "MENU": 3.0}
-NAME_MAX = 16                # a player's name from the host's remote, in characters
 HOLD_S = 2.0                 # a player button held this long is a PlayerHold
 STEPS_PER_DETENT = 4         # encoder quadrature steps per click
 BUTTONS = tuple(f"P{i}" for i in range(1, 9)) + ("YES", "NO", "MENU")
@@ -507,9 +507,10 @@ class Engine:
 
     def _rename(self, player: int, name: str) -> None:
         """A new name for a player, in the game and in every state undo can restore."""
+        problem = name_problem(name)
         name = name.strip()
         others = [p for i, p in enumerate(self.players) if i != player]
-        if not 0 <= player < len(self.players) or not name or len(name) > NAME_MAX or name in others:
+        if not 0 <= player < len(self.players) or problem is not None or name in others:
             self.notice = "Rename refused"
             return
         players = self.players[:player] + (name,) + self.players[player + 1:]
