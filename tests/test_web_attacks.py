@@ -1,0 +1,211 @@
+"""The big screen as a stranger on the same Wi-Fi sees it: the real `pi-companion web` process
+(a subprocess on loopback) in front of a box on gpiozero's mock pins, its real loop thread,
+hub and game log. Nothing a page, a picture or the hub socket serves carries the host token;
+bad headers and names get a clear refusal and no traceback."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import socket
+import time
+import urllib.request
+from urllib.error import HTTPError
+
+import pytest
+import zxingcpp
+from PIL import Image
+
+from pi_companion.app import Wake
+from pi_companion.core.events import Turn
+from pi_companion.web.live import live_box, until
+
+BOARD = "http://testbox.local:8080/"
+
+
+def qr_texts(image: Image.Image) -> list[str]:
+    """Every QR code a phone camera would read off a 128x64 picture of the OLED."""
+    big = image.convert("L").resize((512, 256), 0)
+    return [found.text for found in zxingcpp.read_barcodes(big, formats=zxingcpp.BarcodeFormat.QRCode)]
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes, str]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.read(), str(r.headers)
+    except HTTPError as err:
+        return err.code, err.read(), str(err.headers)
+
+
+def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=body, method="POST",
+                                 headers={"Content-Type": "application/json", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, json.load(r)
+    except HTTPError as err:
+        return err.code, json.load(err)
+
+
+def show_host_qr(live) -> None:
+    """MENU > Show on TV / phone > Host remote QR, on the box's own buttons and encoder."""
+    box = live.box
+    live.tap("MENU")
+    live.until(lambda: box.engine.menu is not None)
+    box.queue.put(Wake(Turn(box.now(), -1)))              # the last item: "Show on TV / phone"
+    live.until(lambda: box.engine.menu.selected == "web")
+    live.tap("YES")
+    box.queue.put(Wake(Turn(box.now(), 1)))
+    live.until(lambda: box.engine.menu.selected == "web:host")
+    live.tap("YES")
+    live.until(lambda: box.engine.menu.qr == "host")
+
+
+def test_nothing_a_stranger_can_fetch_carries_the_host_token(tmp_path):
+    with live_box(tmp_path, board_url=BOARD) as live:
+        token = live.hub.token
+        show_host_qr(live)
+        shown = live.box.display.device.image.copy()
+        assert qr_texts(shown) == [f"{BOARD}host#t={token}"]      # the OLED itself shows it
+
+        def mirrored() -> Image.Image | None:
+            status, body, _ = get(live.base + "/oled.png")
+            picture = Image.open(io.BytesIO(body))
+            # The frame of the host QR screen has reached the web process (its text side).
+            same_text = picture.convert("1").crop((64, 0, 128, 64)).tobytes() == \
+                shown.convert("1").crop((64, 0, 128, 64)).tobytes()
+            return picture if status == 200 and same_text else None
+        until(mirrored, 5, "the web process never mirrored the host QR screen")
+        picture, raw = mirrored(), get(live.base + "/oled.png")[1]
+        assert picture is not None and qr_texts(picture) == []
+        assert token.encode() not in raw
+        assert picture.convert("1").crop((0, 0, 64, 64)).tobytes() != \
+            shown.convert("1").crop((0, 0, 64, 64)).tobytes()
+
+        # Every other route, headers included.
+        for path in ("/", "/host", "/api/snapshot", "/history", "/static/board.js",
+                     "/static/host.js", "/static/style.css"):
+            status, body, headers = get(live.base + path)
+            assert status == 200, path
+            assert token.encode() not in body and token not in headers, path
+
+        # The hub socket itself (the web process's only source): no token, no readable QR.
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(str(live.hub.path))
+        sock.settimeout(0.5)
+        data = b""
+        try:
+            while chunk := sock.recv(1 << 16):
+                data += chunk
+        except socket.timeout:
+            pass
+        finally:
+            sock.close()
+        assert data and token.encode() not in data
+        for line in data.splitlines():
+            msg = json.loads(line)
+            assert msg["type"] != "token"
+            if msg["type"] == "oled":
+                assert qr_texts(Image.open(io.BytesIO(base64.b64decode(msg["png"])))) == []
+
+
+def test_bad_headers_and_names_get_a_refusal_and_no_traceback(tmp_path):
+    with live_box(tmp_path) as live:
+        url = live.base + "/api/command"
+        rename = json.dumps({"cmd": "rename", "player": 0, "name": "Ava"}).encode()
+        # A non-ASCII token header (aiohttp hands it over as text with stray bytes in it):
+        # urllib sends header values as latin-1, so these go on the wire as raw bytes.
+        for header in ("t\u00e9st", "\u00ff" * 12, live.hub.token + "\u00e9", "x" * 5000):
+            status, body = post(url, rename, {"X-Host-Token": header})
+            assert status == 403 and body == {"ok": False, "error": "not the host: scan the host QR"}
+        sock = socket.create_connection(("127.0.0.1", int(live.base.rsplit(":", 1)[1])), timeout=5)
+        sock.sendall(b"POST /api/command HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Host-Token: \xe2\x80\xae\xff\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                     % len(rename) + rename)
+        reply = b""
+        while chunk := sock.recv(4096):
+            reply += chunk
+        sock.close()
+        assert reply.startswith(b"HTTP/1.1 403"), reply[:200]
+        token = {"X-Host-Token": live.hub.token}
+        for name in ("a\u0000\n\u202eb", "x" * 300, "\u2066Bo"):
+            status, body = post(url, json.dumps({"cmd": "rename", "player": 1, "name": name}).encode(), token)
+            assert status == 400 and body["error"].startswith("a name must"), body
+        status, body = post(url, json.dumps({"cmd": "rename", "player": 1, "name": "Bea"}).encode(), token)
+        assert status == 200, body
+        live.until(lambda: live.box.engine.players[1] == "Bea")
+        assert live.box.store.flush()
+        logged = (live.state / "current.log").read_text(encoding="utf-8")
+        assert "Bea" in logged and "\u202e" not in logged and "\\u202e" not in logged
+        time.sleep(0.2)
+        stderr = live.web_stderr()
+        assert "Traceback" not in stderr and "Error handling request" not in stderr, stderr[-2000:]
+
+
+@pytest.mark.parametrize("bad", [None, "wrong-token-guess", "\u00e9"])
+def test_a_forged_command_on_the_hub_socket_is_refused(tmp_path, bad):
+    """The hub trusts no client of its socket: a command without the token is refused there."""
+    with live_box(tmp_path, web=False) as live:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(str(live.hub.path))
+        sock.settimeout(3)
+        msg = {"id": 7, "cmd": "rename", "player": 0, "name": "Eve"}
+        if bad is not None:
+            msg["token"] = bad
+        sock.sendall(json.dumps(msg).encode() + b"\n")
+        reply, buf = None, b""
+        while reply is None:
+            buf += sock.recv(1 << 16)
+            for line in buf.split(b"\n")[:-1]:
+                if json.loads(line)["type"] == "reply":
+                    reply = json.loads(line)
+        sock.close()
+        assert reply["ok"] is False and reply["denied"] is True
+        time.sleep(0.1)
+        assert live.box.engine.players[0] == "Ada"
+
+
+def read_lines(sock: socket.socket, seconds: float) -> list[dict]:
+    data, end = b"", time.monotonic() + seconds
+    sock.settimeout(0.1)
+    while time.monotonic() < end:
+        try:
+            chunk = sock.recv(1 << 16)
+        except socket.timeout:
+            continue
+        if not chunk:
+            break
+        data += chunk
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def oled_qrs(lines: list[dict]) -> list[list[str]]:
+    return [qr_texts(Image.open(io.BytesIO(base64.b64decode(m["png"])))) for m in lines if m["type"] == "oled"]
+
+
+def test_only_a_client_that_proved_the_token_gets_the_host_qr_and_new_host_ends_it(tmp_path):
+    with live_box(tmp_path, web=False, board_url=BOARD) as live:
+        proven = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        plain = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            for sock in (proven, plain):
+                sock.connect(str(live.hub.path))
+            proven.sendall(json.dumps({"id": 1, "cmd": "auth", "token": live.hub.token}).encode() + b"\n")
+            plain.sendall(json.dumps({"id": 1, "cmd": "auth", "token": "not-it"}).encode() + b"\n")
+            show_host_qr(live)
+            token = live.hub.token
+            got, seen = read_lines(proven, 1.0), read_lines(plain, 0.2)
+            assert {"type": "reply", "id": 1, "ok": True} in got
+            assert [f"{BOARD}host#t={token}"] in oled_qrs(got)
+            assert any(m.get("denied") for m in seen) and all(q == [] for q in oled_qrs(seen))
+            # "New host": a new token, a new QR; the client proved the old one only.
+            live.hub.rotate_token()
+            live.tap("NO")                                    # a new frame: back to the game...
+            show_host_qr(live)                                # ...and the new host QR again
+            assert live.hub.token != token
+            got = read_lines(proven, 1.0)
+            assert oled_qrs(got) and all(q == [] for q in oled_qrs(got))
+        finally:
+            proven.close()
+            plain.close()
