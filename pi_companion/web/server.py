@@ -14,6 +14,7 @@ import ipaddress
 import itertools
 import json
 import logging
+import signal
 import socket
 import sys
 import time
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 from aiohttp import WSMsgType, web
 
 from ..hub import token_text_ok
+from .gate import BACKLOG, IDLE_S, Gate
 
 log = logging.getLogger("pi_companion.web")
 MAX_BODY = 4096                  # bytes in a command request
@@ -161,7 +163,9 @@ def same_origin(origin: str | None, host: str | None) -> bool:
 
 
 def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
-             names: set[str] | None = None) -> web.Application:
+             names: set[str] | None = None, gate: Gate | None = None) -> web.Application:
+    """The app; with `gate` (the real server's, see `serve`) each request marks its connection
+    busy, and a new WebSocket over the limit takes the place of the oldest viewer."""
     allowed = names if names is not None else own_names(hosts)
     rate, commands = Buckets(*RATE), Buckets(*COMMAND_RATE)
     sockets: set[web.WebSocketResponse] = set()
@@ -172,7 +176,14 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
             return web.Response(status=421, text="this box answers only to its own name\n")
         if not rate.take(request.remote or "?"):
             return web.Response(status=429, text="too many requests\n")
-        response = await handler(request)
+        conn = gate.conns.get(request.transport) if gate is not None and request.transport else None
+        if conn is not None:
+            conn.busy += 1                      # answering: not to be closed for a newcomer
+        try:
+            response = await handler(request)
+        finally:
+            if conn is not None:
+                conn.busy -= 1
         response.headers.setdefault("Content-Security-Policy",
                                     "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -204,10 +215,15 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
     async def ws_handler(request: web.Request) -> web.StreamResponse:
         if not same_origin(request.headers.get("Origin"), request.headers.get("Host")):
             return web.Response(status=403, text="cross-origin WebSocket refused\n")
-        if len(sockets) >= MAX_SOCKETS:
+        conn = gate.conns.get(request.transport) if gate is not None and request.transport else None
+        if conn is not None:
+            gate.make_room_for_viewer(conn.address, MAX_SOCKETS)    # a new screen always gets in
+        elif len(sockets) >= MAX_SOCKETS:
             return web.Response(status=503, text="too many screens\n")
         ws = web.WebSocketResponse(max_msg_size=MAX_WS_MESSAGE, heartbeat=20)
         await ws.prepare(request)
+        if conn is not None:
+            conn.viewer = True
         sockets.add(ws)
         reader = asyncio.ensure_future(_drain(ws))
         try:
@@ -324,7 +340,27 @@ def main(args: Any) -> int:
     state_dir = args.state_dir or config.state_dir
     path = args.socket or socket_path(state_dir)
     port = args.port or config.web_port
-    app = make_app(HubLink(path), state_dir, config.web_hosts)
+    gate = Gate()
+    app = make_app(HubLink(path), state_dir, config.web_hosts, gate=gate)
     log.info("big screen on http://%s.local:%d/ (hub %s)", socket.gethostname(), port, path)
-    web.run_app(app, host=args.bind, port=port, print=None, access_log=None)
+    asyncio.run(serve(app, gate, args.bind, port))
     return 0
+
+
+async def serve(app: web.Application, gate: Gate, host: str | None, port: int) -> None:
+    """aiohttp's app behind the gate (web/gate.py) until SIGTERM or SIGINT. Not `web.run_app`:
+    the gate must see every connection before aiohttp does."""
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(gate.exception_handler)
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=IDLE_S, handle_signals=False)
+    await runner.setup()
+    server = await loop.create_server(gate.factory(runner.server), host, port, backlog=BACKLOG,
+                                      reuse_address=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+        await runner.cleanup()
