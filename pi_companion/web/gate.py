@@ -14,7 +14,8 @@ WebSockets turned every new screen away. The gate sits under aiohttp, at the TCP
   request's headers (aiohttp's keep-alive timer, which it starts at the connection);
 - refusals and evictions are counted and said in one line at most every `LOG_EVERY_S`
   seconds, never a traceback per connection; an accept that fails for want of descriptors
-  (another process's fault, say) is said the same way.
+  (another process's fault, say) and a request aiohttp's parser refuses (which it would log
+  with a traceback each) are said the same way.
 """
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ class Counts:
     refused: int = 0
     evicted: int = 0
     fd_errors: int = 0
+    malformed: int = 0
     addresses: dict[str, int] = field(default_factory=dict)
 
 
@@ -172,6 +174,12 @@ class Gate:
             return
         loop.default_exception_handler(context)
 
+    def quiet(self, logger: logging.Logger) -> None:
+        """aiohttp logs a request its parser refuses (a byte HTTP forbids, a broken request
+        line) with a traceback, once per request: count those into the line instead. Any
+        other error it logs (a bug of ours) keeps its traceback."""
+        logger.addFilter(_Malformed(self))
+
     def _schedule(self) -> None:
         if self._log_due is None:
             loop = asyncio.get_running_loop()
@@ -180,17 +188,37 @@ class Gate:
 
     def _window_over(self) -> None:
         self._log_due = None
-        if self.counts.refused or self.counts.evicted or self.counts.fd_errors:
+        c = self.counts
+        if c.refused or c.evicted or c.fd_errors or c.malformed:
             self._schedule()
 
     def _say(self) -> None:
         c, self.counts = self.counts, Counts()
-        if not (c.refused or c.evicted or c.fd_errors):
+        if not (c.refused or c.evicted or c.fd_errors or c.malformed):
             return
         busiest = max(c.addresses.items(), key=lambda kv: kv[1])[0] if c.addresses else "-"
         log.warning("connections: %d refused, %d idle ones closed for new ones, %d accepts out of "
-                    "descriptors (limits %d per address, %d in all; most from %s)",
-                    c.refused, c.evicted, c.fd_errors, self.per_address, self.total, busiest)
+                    "descriptors, %d malformed requests (limits %d per address, %d in all; most "
+                    "from %s)", c.refused, c.evicted, c.fd_errors, c.malformed, self.per_address,
+                    self.total, busiest)
+
+
+class _Malformed(logging.Filter):
+    def __init__(self, gate: Gate) -> None:
+        super().__init__()
+        self.gate = gate
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from aiohttp.http_exceptions import HttpProcessingError
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (HttpProcessingError, ConnectionError)):
+            self.gate.counts.malformed += 1
+            try:
+                self.gate._schedule()
+            except RuntimeError:              # no running loop: say nothing now
+                pass
+            return False
+        return True
 
 
 class _Guarded(asyncio.Protocol):

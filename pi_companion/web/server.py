@@ -352,6 +352,7 @@ async def serve(app: web.Application, gate: Gate, host: str | None, port: int) -
     the gate must see every connection before aiohttp does."""
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(gate.exception_handler)
+    gate.quiet(logging.getLogger("aiohttp.server"))
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=IDLE_S, handle_signals=False)
     await runner.setup()
     server = await loop.create_server(gate.factory(runner.server), host, port, backlog=BACKLOG,
