@@ -97,7 +97,11 @@ class Attack:
             return
         f.sockets_held += 1
         try:
-            while not self.stop.is_set():            # held: a screen left open
+            pong_due = time.monotonic()
+            while not self.stop.is_set():            # held: a screen left open, alive
+                if time.monotonic() >= pong_due:     # a masked, empty PONG: the server's
+                    writer.write(b"\x8a\x80" + os.urandom(4))   # heartbeat sees a live client
+                    pong_due = time.monotonic() + 5.0
                 try:
                     if await asyncio.wait_for(reader.read(65536), 0.5) == b"":
                         f.sockets_closed += 1
@@ -114,10 +118,7 @@ class Attack:
                    for i in range(self.sockets)]
         while self.figures.sockets_held + self.figures.sockets_refused < self.sockets:
             await asyncio.sleep(0.05)
-        slow = []
-        for _ in range(self.half_open):
-            slow.append(asyncio.ensure_future(self._slow()))
-            await asyncio.sleep(0)
+        slow = [asyncio.ensure_future(self._slow()) for _ in range(self.half_open)]
         await asyncio.sleep(1.0)                     # every half-open connection tried once
         self.ready.set()
         end = time.monotonic() + self.seconds
@@ -179,7 +180,7 @@ def siege(port: int, pid: int, half_open: int = 1000, sockets: int = 200, pages:
     attack.thread.start()
     try:
         if not attack.ready.wait(60):
-            raise AssertionError("the attack never reached full strength")
+            raise AssertionError(f"the attack never reached full strength: {figures}")
         for _ in range(pages):
             try:
                 figures.page_s.append(fresh_page(port))
