@@ -62,7 +62,7 @@ def test_config_check_refuses_a_bad_name_in_one_line(tmp_path, name, words):
     out = run_cli("config", "check", str(bad))
     assert out.returncode == 78 and out.stderr.count("\n") == 1, out.stderr
     assert "box.players: player 2:" in out.stderr and words in out.stderr
-    assert len(out.stderr) < 200                          # never the name itself echoed back
+    assert len(out.stderr) < len(str(bad)) + 150           # never the name itself echoed back
 
 
 class Budget:

@@ -17,6 +17,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 SLOWLORIS_FROM = "127.0.0.2"
 VIEWERS_FROM = [f"127.0.0.{n}" for n in range(10, 20)]
@@ -164,9 +165,11 @@ def fresh_page(port: int, timeout: float = 5.0) -> float:
 
 
 def siege(port: int, pid: int, half_open: int = 1000, sockets: int = 200, pages: int = 5,
-          seconds: float = 6.0, total_cap: int = 5000) -> Figures:
+          seconds: float = 6.0, total_cap: int = 5000, probe: Any = None) -> Figures:
     """Run the attack for `seconds` once at full strength, loading a fresh page `pages` times
-    meanwhile; stops by itself (and its connections) in any case."""
+    meanwhile (`probe()`, default `fresh_page(port)`: its seconds); stops by itself (and its
+    connections) in any case."""
+    probe = probe or (lambda: fresh_page(port))
     attack = Attack(port, half_open, sockets, total_cap, seconds)
     figures = attack.figures
     sampling = threading.Event()
@@ -183,8 +186,8 @@ def siege(port: int, pid: int, half_open: int = 1000, sockets: int = 200, pages:
             raise AssertionError(f"the attack never reached full strength: {figures}")
         for _ in range(pages):
             try:
-                figures.page_s.append(fresh_page(port))
-            except (OSError, AssertionError) as err:
+                figures.page_s.append(probe())
+            except Exception as err:                  # a page that failed is a figure too
                 figures.page_errors.append(f"{type(err).__name__}: {err}")
             time.sleep(0.3)
     finally:
