@@ -34,7 +34,8 @@ MAX_CONNECTIONS = 256        # in all; the unit's LimitNOFILE=1024 leaves the re
 FD_RESERVE = 64              # descriptors kept for the process itself (hub, history files, epoll)
 BACKLOG = 64                 # listen backlog, and so the most connections asyncio accepts at once:
                              # a refused or evicted one's descriptor closes on the loop's next pass,
-                             # so at the peak MAX_CONNECTIONS + 2 * BACKLOG are open (448 < 1024)
+                             # so at the peak MAX_CONNECTIONS + 2 * BACKLOG (384) connections hold
+                             # one, plus the process's own: under 512, half the unit's LimitNOFILE
 IDLE_S = 5.0                 # to send a request's headers, from connect or from the last answer
 LOG_EVERY_S = 10.0
 
