@@ -36,6 +36,7 @@ BACKLOG = 64                 # listen backlog, and so the most connections async
                              # a refused or evicted one's descriptor closes on the loop's next pass,
                              # so at the peak MAX_CONNECTIONS + 2 * BACKLOG (384) connections hold
                              # one, plus the process's own: under 512, half the unit's LimitNOFILE
+LISTEN_QUEUE = 1024          # connections the kernel queues for accepting (not descriptors of ours)
 IDLE_S = 5.0                 # to send a request's headers, from connect or from the last answer
 LOG_EVERY_S = 10.0
 

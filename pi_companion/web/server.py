@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from aiohttp import WSMsgType, web
 
 from ..hub import token_text_ok
-from .gate import BACKLOG, IDLE_S, Gate
+from .gate import BACKLOG, IDLE_S, LISTEN_QUEUE, Gate
 
 log = logging.getLogger("pi_companion.web")
 MAX_BODY = 4096                  # bytes in a command request
@@ -355,8 +355,14 @@ async def serve(app: web.Application, gate: Gate, host: str | None, port: int) -
     gate.quiet(logging.getLogger("aiohttp.server"))
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=IDLE_S, handle_signals=False)
     await runner.setup()
-    server = await loop.create_server(gate.factory(runner.server), host, port, backlog=BACKLOG,
-                                      reuse_address=True)
+    listener = socket.create_server((host or "0.0.0.0", port), backlog=LISTEN_QUEUE,
+                                    family=socket.AF_INET6 if host and ":" in host else socket.AF_INET)
+    server = await loop.create_server(gate.factory(runner.server), sock=listener, backlog=BACKLOG)
+    # asyncio listens with `backlog`, which is also how many it accepts at once (and so bounds
+    # the descriptors being closed); the kernel's queue of connections not yet accepted can be
+    # deeper: a new screen's connection then waits its turn behind an attacker's instead of
+    # being dropped and retried by its browser a second or three later.
+    listener.listen(LISTEN_QUEUE)
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
