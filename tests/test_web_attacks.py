@@ -66,6 +66,7 @@ def test_nothing_a_stranger_can_fetch_carries_the_host_token(tmp_path):
     with live_box(tmp_path, board_url=BOARD) as live:
         token = live.hub.token
         show_host_qr(live)
+        until(lambda: qr_texts(live.box.display.device.image), 5, "the OLED never drew the QR")
         shown = live.box.display.device.image.copy()
         assert qr_texts(shown) == [f"{BOARD}host#t={token}"]      # the OLED itself shows it
 
@@ -294,9 +295,15 @@ def test_half_open_requests_time_out_in_seconds_and_one_address_holds_32(tmp_pat
         assert IDLE_S - 1 <= took <= IDLE_S + 3
         # One address: the 33rd connection closes its oldest idle one, at once.
         socks = [open_half(port, "127.0.0.4") for _ in range(PER_ADDRESS + 8)]
+        opened = time.monotonic()
         try:
-            closed = [i for i, s in enumerate(socks) if closed_by_server(s, 0.05)]
-            assert closed == list(range(8))
+            closed: set[int] = set()
+            while len(closed) < 8 and time.monotonic() - opened < IDLE_S - 2:   # before the timeout
+                closed |= {i for i, s in enumerate(socks) if i not in closed and closed_by_server(s, 0.01)}
+            time.sleep(0.3)
+            closed |= {i for i, s in enumerate(socks) if i not in closed and closed_by_server(s, 0.01)}
+            assert time.monotonic() - opened < IDLE_S - 1
+            assert sorted(closed) == list(range(8))
             assert get(live.base + "/api/snapshot")[0] == 200         # another address: served
         finally:
             for s in socks:

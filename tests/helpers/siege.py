@@ -106,9 +106,18 @@ class Attack:
                 try:
                     if await asyncio.wait_for(reader.read(65536), 0.5) == b"":
                         f.sockets_closed += 1
-                        break
+                        return
                 except asyncio.TimeoutError:
                     pass
+            # Stopping: was it closed meanwhile (a loaded loop may not have read it yet)?
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline:
+                try:
+                    if await asyncio.wait_for(reader.read(65536), 0.3) == b"":
+                        f.sockets_closed += 1
+                        return
+                except asyncio.TimeoutError:
+                    return                           # nothing more: still open
         except OSError:
             f.sockets_closed += 1
         finally:
@@ -126,9 +135,13 @@ class Attack:
         while time.monotonic() < end and not self.stop.is_set():
             await asyncio.sleep(0.1)
         self.stop.set()
-        for task in viewers + slow:
+        for task in slow:
             task.cancel()
-        await asyncio.gather(*viewers, *slow, return_exceptions=True)
+        await asyncio.gather(*slow, return_exceptions=True)
+        await asyncio.wait(viewers, timeout=10)      # each looks whether it was closed
+        for task in viewers:
+            task.cancel()
+        await asyncio.gather(*viewers, return_exceptions=True)
 
 
 def count_fds(pid: int) -> int:
