@@ -119,6 +119,8 @@ class Box:
         self.piezo = Piezo(pins.get("PIEZO") if config.sound else None, factory, config.tunes)
         self.t0 = factory.ticks()
         self.store = store
+        if store is not None:   # its notice came or went: redraw now, not at the next input
+            store.on_notice = lambda: self.queue.put(Wake())
         self.games_started = 0
         self.thread: threading.Thread | None = None
         self.handled = 0

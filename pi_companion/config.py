@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .core.names import name_problem
 from .core.tunes import DEFAULT_TUNES, parse_tune
 from .games import registry
 from .games.base import OptionError
@@ -150,8 +151,10 @@ def _players(v: Any) -> tuple[str, ...]:
     if (not isinstance(v, list) or not 2 <= len(v) <= 8
             or not all(isinstance(p, str) and p.strip() for p in v)):
         raise ValueError("must be a list of 2 to 8 non-empty names")
-    for p in v:
-        _text(p)
+    for i, p in enumerate(v, start=1):
+        problem = name_problem(p)
+        if problem is not None:
+            raise ValueError(f"player {i}: {problem}")
     if len(set(v)) != len(v):
         raise ValueError("names must be unique")
     return tuple(v)

@@ -6,15 +6,25 @@ hub's own thread, which writes them to every client through a bounded buffer. A 
 falls `BUFFER_LIMIT` bytes behind is dropped; on reconnect it gets the latest snapshot at once.
 
 Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq": N, ...}`,
-`{"type": "oled", "png": base64}`, `{"type": "token", "token": ...}` (the host token the OLED's
-QR carries: the socket is only for the web process, mode 0660) and `{"type": "reply", "id": ...,
-"ok": bool, "error": ...}` to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`,
-`switch`) become `HostCommand` inputs on the box's queue: logged, undoable and resumed like a
-press. There is no command for a player's press, for power or for the config.
+`{"type": "oled", "png": base64}` and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
+to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`) carry the host
+token (`"token": ...`, compared here in constant time; a wrong one is refused with
+`"denied": true`) and become `HostCommand` inputs on the box's queue: logged, undoable and
+resumed like a press. There is no command for a player's press, for power or for the config.
+
+The token never leaves the daemon but in the OLED's host QR: no client of the socket is sent
+it (the web process forwards the token a phone sends and never holds one). A frame that
+carries the host QR goes to a client only once that client has proved the token
+(`{"cmd": "auth", "token": ...}`); every other client gets the same frame with the code
+blanked (`ui/qr.py`), so `/oled.png` never shows it.
+
+The token file: `TOKEN_NAME` in the daemon's state directory, mode `TOKEN_MODE` (0600, the
+daemon's user only). Nothing else reads it.
 """
 from __future__ import annotations
 
 import base64
+import hmac
 import io
 import json
 import logging
@@ -26,7 +36,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .core.engine import NAME_MAX
+from .core.names import name_problem
 from .core.events import HostCommand
 from .core.snapshot import numbered, table_view
 from .games import registry
@@ -39,6 +49,8 @@ MAX_CLIENTS = 32
 COMMANDS = ("yes", "no", "undo", "new", "rename", "switch")
 SOCKET_NAME = "hub.sock"
 TOKEN_NAME = "host-token"
+TOKEN_MODE = 0o600             # the daemon's user only: the web process never reads it
+TOKEN_MAX = 64                 # longest token text a client may offer
 
 
 def board_url(port: int) -> str:
@@ -66,8 +78,9 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
         player, name = msg.get("player"), msg.get("name")
         if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < len(players):
             raise CommandError(f"player must be 0 to {len(players) - 1}")
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > NAME_MAX:
-            raise CommandError(f"name must be 1 to {NAME_MAX} characters")
+        problem = name_problem(name)
+        if problem is not None:
+            raise CommandError(problem)
         name = name.strip()
         if name in players[:player] + players[player + 1:]:
             raise CommandError(f"{name} is already playing")
@@ -90,11 +103,19 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
     return HostCommand(0.0, cmd)
 
 
+def token_text_ok(given: Any) -> bool:
+    """Could `given` be a token at all (1 to TOKEN_MAX of URL-safe base64's characters)? Anything
+    else is refused before any comparison."""
+    return (isinstance(given, str) and 0 < len(given) <= TOKEN_MAX and given.isascii()
+            and all(c.isalnum() or c in "-_" for c in given))
+
+
 class _Client:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.out = bytearray()
         self.inbuf = bytearray()
+        self.proven: str | None = None          # the host token it sent: true frames while current
 
 
 class Hub:
@@ -110,8 +131,10 @@ class Hub:
         self.seq = 0
         self.view: dict[str, Any] | None = None
         self.latest = b""                       # the latest snapshot line
-        self.oled = b""                         # the latest OLED line
+        self.oled = b""                         # the latest OLED line, for every client
+        self.oled_true = b""                    # the same frame with its secret (proven clients)
         self._frame: Any = None                 # a frame to encode (hub thread)
+        self._secret = False                    # ... and whether it carries the host QR
         self._frame_bytes = b""
         self._sent_seq = 0
         self.dropped = 0
@@ -143,7 +166,7 @@ class Hub:
                 # A first start: the game log's writer may not have made the directory yet.
                 self.token_path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = self.token_path.with_suffix(".tmp")
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, TOKEN_MODE)
                 with os.fdopen(fd, "w") as f:
                     f.write(token + "\n")
                 os.replace(tmp, self.token_path)
@@ -158,6 +181,12 @@ class Hub:
             self.token = token
         self.box.web_links = self.links()
         self._wake()
+
+    def token_matches(self, given: Any) -> bool:
+        """The host token, compared in constant time (any thread)."""
+        with self.lock:
+            token = self.token
+        return token_text_ok(given) and hmac.compare_digest(given.encode(), token.encode())
 
     def links(self) -> tuple[str, str]:
         """What the OLED's QR codes carry: the scoreboard, and the remote with the token in the
@@ -188,10 +217,12 @@ class Hub:
             self.view = view
             self.seq += 1
             line = json.dumps(numbered(view, self.seq), separators=(",", ":")).encode() + b"\n"
+        from .ui.qr import carries_secret       # (not at import: the web process imports this module)
+        secret = carries_secret(box.engine)
         with self.lock:
             if changed:
                 self.latest = line
-            self._frame = frame
+            self._frame, self._secret = frame, secret
         self._wake()
 
     def _wake(self) -> None:
@@ -272,37 +303,38 @@ class Hub:
         self.clients[sock.fileno()] = client
         self.sel.register(sock, selectors.EVENT_READ, client)
         with self.lock:
-            hello = self._token_line() + self.latest + self.oled
+            hello = self.latest + self.oled      # nobody has proved the token yet
         self._send(client, hello)
 
-    def _token_line(self) -> bytes:
-        return json.dumps({"type": "token", "token": self.token}).encode() + b"\n"
+    @staticmethod
+    def _oled_line(frame: Any) -> bytes:
+        png = io.BytesIO()
+        frame.convert("L").save(png, format="PNG")
+        return json.dumps({"type": "oled", "png": base64.b64encode(png.getvalue()).decode()}).encode() + b"\n"
 
     def _publish(self) -> None:
         with self.lock:
             frame, self._frame = self._frame, None
-            token = self.token
-        out = b""
+            secret, token = self._secret, self.token
+        out, out_true = b"", b""
         if frame is not None:
             raw = frame.tobytes()
             if raw != self._frame_bytes:
                 self._frame_bytes = raw
-                png = io.BytesIO()
-                frame.convert("L").save(png, format="PNG")
-                line = json.dumps({"type": "oled", "png": base64.b64encode(png.getvalue()).decode()})
+                true_line = self._oled_line(frame)
+                if secret:
+                    from .ui.qr import without_secret
+                line = self._oled_line(without_secret(frame)) if secret else true_line
                 with self.lock:
-                    self.oled = line.encode() + b"\n"
-                out += self.oled
+                    self.oled, self.oled_true = line, true_line
+                out, out_true = line, true_line
         if self.seq != self._sent_seq:
             self._sent_seq = self.seq
             with self.lock:
-                out = self.latest + out
-        if token != getattr(self, "_sent_token", self.token):
-            out = self._token_line() + out
-        self._sent_token = token
+                out, out_true = self.latest + out, self.latest + out_true
         if out:
             for client in list(self.clients.values()):
-                self._send(client, out)
+                self._send(client, out_true if client.proven == token else out)
 
     def _send(self, client: _Client, data: bytes) -> None:
         if len(client.out) + len(data) > self.buffer_limit:
@@ -363,9 +395,24 @@ class Hub:
             except (ValueError, UnicodeDecodeError):
                 raise CommandError("not JSON") from None
             msg_id = msg.get("id") if isinstance(msg, dict) else None
-            cmd = parse_command(msg, tuple(self.box.engine.players))
-            self.box.put_host_command(cmd)
-            reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": True}
+            if not isinstance(msg, dict):
+                raise CommandError("a command must be a JSON object")
+            with self.lock:
+                token = self.token
+            if not (client.proven == token or self.token_matches(msg.get("token"))):
+                reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": False, "denied": True,
+                                         "error": "not the host: scan the host QR"}
+            elif msg.get("cmd") == "auth":
+                client.proven = token         # "New host" ends it
+                reply = {"type": "reply", "id": msg_id, "ok": True}
+                with self.lock:
+                    true_frame = self.oled_true
+                self._send(client, json.dumps(reply).encode() + b"\n" + true_frame)
+                return
+            else:
+                cmd = parse_command(msg, tuple(self.box.engine.players))
+                self.box.put_host_command(cmd)
+                reply = {"type": "reply", "id": msg_id, "ok": True}
         except CommandError as err:
             reply = {"type": "reply", "id": msg_id, "ok": False, "error": str(err)}
         self._send(client, json.dumps(reply).encode() + b"\n")

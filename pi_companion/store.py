@@ -17,7 +17,7 @@ Reading: `read()` streams the log (`Reader.records()`), one record at a time; a 
 (power cut mid-write) is dropped; a damaged line (checksum, JSON, shape) ends the valid prefix,
 which is what resumes; the damaged file is copied aside as `corrupt-*.log` first. A log with
 no usable header is moved aside whole, never deleted. Finished games move to `history/`,
-keeping the newest `history` files.
+numbered in the order they finished, keeping the newest `history` of them.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import threading
 import time
 import zlib
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 log = logging.getLogger(__name__)
 VERSION = 2
@@ -235,6 +235,32 @@ def open_log(path: Path) -> Reader:
     return Reader(path, f, header, version, len(first))
 
 
+HISTORY_PREFIX = "game-"      # history/game-000042-20261201-2130.log: the 42nd game archived
+
+
+def history_number(path: Path) -> int | None:
+    """The sequence number in a history file's name (None: a name from before the numbers)."""
+    stem = path.name
+    if not stem.startswith(HISTORY_PREFIX):
+        return None
+    digits = stem[len(HISTORY_PREFIX):].split("-", 1)[0]
+    return int(digits) if digits.isascii() and digits.isdigit() else None
+
+
+def history_files(folder: Path) -> list[Path]:
+    """The finished games' logs, oldest first, by the number the box gave each when it archived
+    it (one more than the highest there), never by the wall clock in the name: a clock that went
+    back must not make the newest games look old. Names from before the numbers (the date
+    alone) come first, in their own order."""
+    if not folder.is_dir():
+        return []
+
+    def key(path: Path) -> tuple[int, int, str]:
+        number = history_number(path)
+        return (0, 0, path.name) if number is None else (1, number, path.name)
+    return sorted(folder.glob("*.log"), key=key)
+
+
 class GameLog:
     def __init__(self, state_dir: Path | str, history: int = 20, *, retry_s: float = RETRY_S,
                  wait_s: float = WAIT_S, datasync: bool = True) -> None:
@@ -268,6 +294,9 @@ class GameLog:
         self._aside: Path | None = None  # copy current.log there before repairing it
         self._next_try = 0.0
         self._reported: str | None = None
+        # Called (on the writer's thread) when `notice` appears or clears: the box loop must
+        # redraw then, not at its next input, or the OLED says "not saving" long after it saves.
+        self.on_notice: Callable[[], None] | None = None
 
     # ---- reading (the loop thread, before the writer starts) ----
 
@@ -453,6 +482,7 @@ class GameLog:
                     except (TypeError, ValueError) as err:   # a bug upstream: say so, write on
                         log.error("game log: record not saved, not JSON (%s): %.80r", err, data[0])
             ok = self._write()
+            cleared = False
             with self._cond:
                 if ok:
                     self.durable = max(self.durable, upto)
@@ -460,9 +490,12 @@ class GameLog:
                         self.problem = self.notice = None
                         log.warning("game log: saving again (%s)", self.path)
                         self._reported = None
+                        cleared = True
                 else:
                     self._next_try = time.monotonic() + self.retry_s
                 self._cond.notify_all()
+            if cleared:
+                self._notice_changed()
             if stopping and (not ok or not self._inbox):
                 return
 
@@ -542,12 +575,22 @@ class GameLog:
         """Called with or without the lock held (Condition is re-entrant)."""
         with self._cond:
             self.problem = why
+            changed = self.notice != f"not saving: {why}"
             self.notice = f"not saving: {why}"
             if self._reported != why:
                 self._reported = why
                 log.error("game log: not saving (%s%s); playing on from memory, retrying every %g s",
                           why, f": {err}" if err is not None and str(err) != why else "", self.retry_s)
             self._cond.notify_all()
+        if changed:
+            self._notice_changed()
+
+    def _notice_changed(self) -> None:
+        if self.on_notice is not None:
+            try:
+                self.on_notice()
+            except Exception:                 # the writer must outlive a bad callback
+                log.exception("game log: notice callback failed")
 
     def _copy_aside(self, target: Path) -> None:
         shutil.copyfile(self.path, target)
@@ -562,9 +605,11 @@ class GameLog:
             return
         hist = self.dir / "history"
         hist.mkdir(exist_ok=True)
-        os.replace(self.path, hist / f"{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns()}.log")
+        old = history_files(hist)
+        number = max((history_number(p) or 0 for p in old), default=0) + 1
+        os.replace(self.path, hist / f"{HISTORY_PREFIX}{number:06d}-{time.strftime('%Y%m%d-%H%M%S')}.log")
         self._sync_dir()
-        old = sorted(hist.glob("*.log"))
+        old = history_files(hist)
         for stale in old[: max(0, len(old) - self.history)]:
             stale.unlink()
 

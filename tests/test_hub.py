@@ -23,7 +23,8 @@ PLAYERS = ("Ada", "Ben", "Cy")
 class HubClient:
     """A raw client of the hub socket, reading its JSON lines."""
 
-    def __init__(self, path):
+    def __init__(self, path, token=None):
+        self.token = token                     # sent with each command (the hub checks it)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(str(path))
         self.sock.settimeout(3.0)
@@ -53,6 +54,8 @@ class HubClient:
         return self.read_until(lambda m: m["type"] == "snapshot" and predicate(m))
 
     def command(self, **msg):
+        if self.token is not None:
+            msg.setdefault("token", self.token)
         self.sock.sendall(json.dumps(msg).encode() + b"\n")
         return self.read_until(lambda m: m["type"] == "reply" and m["id"] == msg.get("id"))
 
@@ -107,7 +110,7 @@ def at(box, t):
 
 def test_snapshots_follow_presses_with_margins_and_undo(rig):
     box, factory, hub, _ = rig
-    client = HubClient(hub.path)
+    client = HubClient(hub.path, hub.token)
     try:
         first = client.snapshot()
         assert first["game"] == "grab-bag" and [p["name"] for p in first["players"]] == list(PLAYERS)
@@ -139,7 +142,7 @@ def test_snapshots_follow_presses_with_margins_and_undo(rig):
 
 def test_host_commands_are_logged_inputs_that_survive_a_resume(rig):
     box, factory, hub, state_dir = rig
-    client = HubClient(hub.path)
+    client = HubClient(hub.path, hub.token)
     try:
         assert client.command(id="r", cmd="rename", player=1, name="Bea")["ok"]
         box.pump()
@@ -173,7 +176,7 @@ def test_host_commands_are_logged_inputs_that_survive_a_resume(rig):
 
 def test_a_new_game_from_the_host_keeps_the_new_names(rig):
     box, _, hub, state_dir = rig
-    client = HubClient(hub.path)
+    client = HubClient(hub.path, hub.token)
     try:
         assert client.command(id=1, cmd="rename", player=2, name="Cyd")["ok"]
         box.pump()
@@ -205,7 +208,7 @@ def test_bad_commands_are_refused_with_a_reason(msg, error):
 
 def test_garbage_on_the_socket_gets_an_error_and_the_box_plays_on(rig):
     box, factory, hub, _ = rig
-    client = HubClient(hub.path)
+    client = HubClient(hub.path, hub.token)
     try:
         client.sock.sendall(b"{not json\n")
         reply = client.read_until(lambda m: m["type"] == "reply")
@@ -215,7 +218,7 @@ def test_garbage_on_the_socket_gets_an_error_and_the_box_plays_on(rig):
             client.read_until(lambda m: False)
     finally:
         client.close()
-    other = HubClient(hub.path)
+    other = HubClient(hub.path, hub.token)
     try:
         assert other.snapshot()["game"] == "grab-bag"
         assert other.command(id=1, cmd="no")["ok"]
@@ -246,8 +249,7 @@ def test_a_stuck_client_is_dropped_and_a_reconnect_gets_the_latest_at_once(tmp_p
         late = HubClient(hub.path)
         try:
             assert late.snapshot()["seq"] == last["seq"]      # the first thing it reads
-            token = [m for m in late.other if m["type"] == "token"]
-            assert token and token[0]["token"] == hub.token
+            assert not [m for m in late.other if m["type"] == "token"]   # never sent
         finally:
             late.close()
     finally:

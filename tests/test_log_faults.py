@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from conftest import wait_for
 from pi_companion import app
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
@@ -255,3 +256,35 @@ def test_the_daemon_plays_on_in_a_state_dir_it_may_not_write(tmp_path):
         assert err.count("not saving (read-only") == 1 and "Traceback" not in err
     finally:
         subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def test_the_oled_says_saving_again_without_waiting_for_an_input(mock_factory, tmp_path, monkeypatch):
+    """The real loop thread, a real GameLog and luma's dummy OLED: a disk that fills and then
+    frees. Once the writer's retry succeeds the OLED drops "not saving" on its own; it used to
+    keep it until somebody pressed something (the loop sleeps with nothing due)."""
+    from pi_companion.hw.display import open_device
+    banners: list[str] = []
+    drawn: list[bool] = []                    # per frame drawn: did it carry the banner?
+    real_banner, real_draw = app.banner, Box.draw
+    monkeypatch.setattr(app, "banner", lambda draw, text: banners.append(text) or real_banner(draw, text))
+
+    def draw(self):
+        before = len(banners)
+        real_draw(self)
+        drawn.append(len(banners) > before)
+    monkeypatch.setattr(Box, "draw", draw)
+    faults = Faults(monkeypatch, "write", errno.ENOSPC)
+    box = Box(CONFIG, mock_factory, Display(lambda: open_device("dummy")),
+              store=GameLog(tmp_path / "state", retry_s=0.1))
+    box.start()
+    try:
+        assert wait_for(lambda: drawn)
+        faults.on = True
+        feed(box, [Edge(box.now() + 0.01, "P2", True)])
+        assert wait_for(lambda: drawn and drawn[-1]), "the OLED says not saving"
+        assert banners[-1] == "not saving: disk full"
+        faults.on = False                      # the disk has room again; nobody touches a button
+        assert wait_for(lambda: box.store.problem is None)
+        assert wait_for(lambda: not drawn[-1], timeout=3), "the OLED still says not saving"
+    finally:
+        box.close()

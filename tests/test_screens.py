@@ -97,7 +97,7 @@ def test_cached_text_draws_every_screen_exactly_as_pillow_does(monkeypatch):
     """Strings are drawn from cached masks; each frame must be the one Pillow's own text
     drawing gives, pixel for pixel, on a cold cache and again on a warm one."""
     from pi_companion.ui import canvas
-    canvas.ink.cache_clear()
+    canvas._ink.cache_clear()
     frames = 0
     for where, engine in every_screen():
         monkeypatch.setattr(canvas, "TEXT_CACHE", False)
@@ -106,7 +106,7 @@ def test_cached_text_draws_every_screen_exactly_as_pillow_does(monkeypatch):
         assert render(engine).tobytes() == pillow, f"{where}: cold cache"
         assert render(engine).tobytes() == pillow, f"{where}: warm cache"
         frames += 1
-    assert frames > 400 and canvas.ink.cache_info().hits > 0
+    assert frames > 400 and canvas._ink.cache_info().hits > 0
 
 
 def test_cached_text_matches_pillow_anywhere_in_either_ink():

@@ -159,6 +159,36 @@ def test_history_keeps_the_last_n_games(tmp_path):
     assert seeds == [2, 3, 4]
 
 
+def test_history_is_ordered_and_pruned_by_the_box_s_number_not_the_clock(tmp_path, monkeypatch):
+    """The wall clock went back an hour between games (no RTC, NTP not yet synced, a DST
+    mistake): the newest games must stay, and /history must still list them first."""
+    import time as real_time
+
+    from pi_companion.store import history_files
+    from pi_companion.web.history import history
+    stamps = iter(f"20261201-{23 - i:02d}0000" for i in range(20))      # each game an hour earlier
+    real_strftime = real_time.strftime
+    monkeypatch.setattr(real_time, "strftime",
+                        lambda fmt, *a: next(stamps) if fmt == "%Y%m%d-%H%M%S" else real_strftime(fmt, *a))
+    hist = tmp_path / "history"
+    hist.mkdir()
+    (hist / "20251231-235959-1.log").write_text("{}\n")     # a name from before the numbers
+    store = GameLog(tmp_path, history=3)
+    for seed in range(6):
+        store.start({"game": "grab-bag", "players": ["A", "B"], "options": {}, "seed": seed})
+        assert store.flush()
+    store.close()
+    kept = history_files(hist)
+    seeds = [json.loads(p.read_text().splitlines()[0].rpartition(" ")[0])["seed"] for p in kept]
+    assert seeds == [2, 3, 4], [p.name for p in kept]
+    assert not (hist / "20251231-235959-1.log").exists()   # the oldest, whatever its name
+    # /history reads the same order (newest first): write a finished game into each file.
+    from pi_companion.web import history as web_history
+    monkeypatch.setattr(web_history, "game_summary",
+                        lambda path: {"over": True, "players": [], "winners": [], "path": path.name})
+    assert [g["path"] for g in history(tmp_path)[0]] == [p.name for p in reversed(kept)]
+
+
 def memory_dir(tmp_path):
     """A real directory in memory where there is one (SIGKILL keeps what was written either
     way; fsync on a busy disk would only slow the loop down)."""

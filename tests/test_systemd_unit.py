@@ -190,7 +190,7 @@ def test_the_web_unit_is_sandboxed_and_verifies(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=60)
     match = re.search(r"Overall exposure level for pi-companion-web\.service: (\d+\.\d+)", result.stdout)
     assert match, result.stdout + result.stderr
-    assert float(match.group(1)) <= 1.5, result.stdout
+    assert float(match.group(1)) <= MAX_EXPOSURE, result.stdout
     copy = tmp_path / WEB_UNIT.name
     copy.write_text(WEB_UNIT.read_text().replace("ExecStart=/opt/pi-companion/venv/bin/pi-companion ",
                                                  "ExecStart=/bin/true "))
@@ -208,3 +208,25 @@ def test_the_web_unit_has_no_gpio_and_cannot_write_the_state() -> None:
     assert "AF_INET" in get["RestrictAddressFamilies"] and "PrivateNetwork" not in get
     assert "--socket /run/pi-companion/hub.sock" in get["ExecStart"]
     assert "PrivateNetwork" in {k for k, _ in directives(UNIT)}     # the daemon stays offline
+
+
+def test_the_web_unit_talks_only_to_the_home_network_and_bounds_its_descriptors() -> None:
+    """IP traffic only from and to loopback, link-local and the private ranges (a port
+    forwarded by mistake reaches nothing); a descriptor limit set on purpose, which the
+    server's connection limits (web/gate.py) stay far below."""
+    import ipaddress
+
+    from pi_companion.web.gate import BACKLOG, FD_RESERVE, MAX_CONNECTIONS
+    pairs = directives(WEB_UNIT)
+    get = {k: v for k, v in pairs}
+    assert [v for k, v in pairs if k == "IPAddressDeny"] == ["any"]
+    allowed = " ".join(v for k, v in pairs if k == "IPAddressAllow").split()
+    assert {"localhost", "link-local"} <= set(allowed)
+    nets = [ipaddress.ip_network(a) for a in allowed if a not in ("localhost", "link-local")]
+    assert nets and all(net.is_private and not net.is_loopback for net in nets)
+    assert {str(n) for n in nets} == {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"}
+    limit = int(get["LimitNOFILE"])
+    assert MAX_CONNECTIONS + 2 * BACKLOG + FD_RESERVE <= limit // 2 < limit == 1024
+    assert get["PrivateUsers"] == "yes" and "MemoryMax" in get and "TasksMax" in get
+    daemon = {k: v for k, v in directives(UNIT)}
+    assert daemon["IPAddressDeny"] == "any" and "IPAddressAllow" not in daemon

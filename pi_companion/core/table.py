@@ -18,9 +18,9 @@ from .events import (Action, BuzzOrder, Dial, Effect, HostCommand, Judge, MenuCh
 from .frozen import replace
 from .game import Catalogue, Game
 from .menu import CONFIRM, PLAY_AGAIN, Menu
+from .names import NAME_MAX, name_problem  # noqa: F401  (NAME_MAX: one rule, core/names.py)
 from .tunes import DEFAULT_TUNES, buzz_sound
 
-NAME_MAX = 16                # a player's name from the host's remote, in characters
 
 
 @dataclass(frozen=True)
@@ -236,9 +236,10 @@ class Tabletop:
 
     def _rename(self, player: int, name: str) -> None:
         """A new name for a player, in the game and in every state undo can restore."""
+        problem = name_problem(name)
         name = name.strip()
         others = [p for i, p in enumerate(self.players) if i != player]
-        if not 0 <= player < len(self.players) or not name or len(name) > NAME_MAX or name in others:
+        if not 0 <= player < len(self.players) or problem is not None or name in others:
             self.notice = "Rename refused"
             return
         players = self.players[:player] + (name,) + self.players[player + 1:]

@@ -12,6 +12,11 @@ from typing import Callable, Sequence
 from PIL import Image, ImageDraw, ImageFont
 
 WIDTH, HEIGHT = 128, 64
+# The most characters of one string that are ever measured or drawn. No glyph that draws ink is
+# under a pixel wide, so more characters than the screen has columns never fit a line: what
+# lies beyond would be off the screen, and cutting it first bounds a frame's cost whatever the
+# text (a name of 10 000 characters once cost minutes of CPU in `clip`'s loop).
+TEXT_MAX = WIDTH + 1
 Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
 
@@ -27,8 +32,12 @@ def font(size: int) -> Font:
 TEXT_CACHE = True        # False: draw every string with `ImageDraw.text` (tests compare the two)
 
 
-@lru_cache(maxsize=1024)
 def ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
+    return _ink(text[:TEXT_MAX], size)
+
+
+@lru_cache(maxsize=1024)
+def _ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
     """`text` at `size` as `ImageDraw.text` draws it at (0, 0) on a one-bit image: its ink as a
     mask cropped to the ink, and where the mask's corner goes; None if it leaves no ink.
 
@@ -50,6 +59,7 @@ def write(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: i
     an integer `xy` on a Pillow drawing. Anything else goes to `draw.text` itself (a line break,
     a fractional position, or a stand-in surface such as the tests' bounds checkers)."""
     x, y = xy
+    text = text[:TEXT_MAX]
     if not TEXT_CACHE or type(x) is not int or type(y) is not int or "\n" in text \
             or not isinstance(draw, ImageDraw.ImageDraw):
         draw.text(xy, text, font=font(size), fill=fill)
@@ -65,9 +75,14 @@ def new_frame() -> tuple[Image.Image, ImageDraw.ImageDraw]:
     return image, ImageDraw.Draw(image)
 
 
-@lru_cache(maxsize=4096)
 def bbox(text: str, size: int) -> tuple[int, int, int, int]:
-    """The box `text` occupies when drawn at (0, 0) on a one-bit image."""
+    """The box `text` occupies when drawn at (0, 0) on a one-bit image (its first `TEXT_MAX`
+    characters: a longer text is wider than the screen either way)."""
+    return _bbox(text[:TEXT_MAX], size)
+
+
+@lru_cache(maxsize=4096)
+def _bbox(text: str, size: int) -> tuple[int, int, int, int]:
     x0, y0, x1, y1 = font(size).getbbox(text, mode="1")
     return int(x0), int(y0), int(x1), int(y1)
 
@@ -88,7 +103,9 @@ def fitted(text: str, width: int, largest: int, smallest: int = 9) -> int:
 def clip(text: str, width: int, size: int, after: str = "") -> str:
     """`text` shortened with '.' until it fits `width` at `size`, followed by `after` (which is
     never cut: the text gives way to it)."""
-    if text_width(text + after, size) <= width:
+    if len(text) > TEXT_MAX:
+        text = text[:TEXT_MAX]                  # never fits: cut before measuring (see TEXT_MAX)
+    elif text_width(text + after, size) <= width:
         return text
     while len(text) > 1 and text_width(text + "." + after, size) > width:
         text = text[:-1]

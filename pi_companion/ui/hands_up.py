@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .canvas import WIDTH, bbox, centred, clip, distinct, fitted, foot_y, left, right, text_width
+from .canvas import TEXT_MAX, WIDTH, bbox, centred, clip, distinct, fitted, foot_y, left, right, text_width
 
 RESULT_S = 2.5          # a judgement's result stays up at least this long (longer at slow beats)
 LABEL_W = 10            # the row-icon column of the flipping screen
@@ -17,7 +17,7 @@ MANUAL_HINTS = {"yes": "others share all face-up", "no": "{} takes all face-up",
 
 def name_fit(name: str, width: int, size: int) -> str:
     """The longest start of `name` that fits `width` at `size` (columns are too narrow for '.')."""
-    for end in range(len(name), 0, -1):
+    for end in range(min(len(name), TEXT_MAX), 0, -1):
         if text_width(name[:end], size) <= width:
             return name[:end]
     return name[:1]

@@ -47,3 +47,25 @@ def draw(draw: Any, view: Any, which: str) -> None:
     left(draw, 66, 28, clip(name or address, 62, 9), 9)
     left(draw, 66, 40, f":{port}" if name else "", 9)
     left(draw, 66, 53, "host only" if which == "host" else "NO: back", 9)
+
+
+def carries_secret(view: Any) -> bool:
+    """Does the frame drawn for `view` (the engine) carry a secret? The host's QR holds the host
+    token: whoever reads it off a picture of the OLED can take the remote."""
+    menu = getattr(view, "menu", None)
+    return menu is not None and menu.qr == "host"
+
+
+def without_secret(frame: Any) -> Any:
+    """A copy of a host-QR frame for anyone who has not proved the token (/oled.png, the hub's
+    plain clients): the code's square is blanked and says where to find it; the text beside it
+    stays. No module of the code is left, so nothing of the token can be read or guessed."""
+    from PIL import ImageDraw
+    public = frame.copy()
+    draw = ImageDraw.Draw(public)
+    draw.rectangle((0, 0, SIZE - 1, SIZE - 1), fill=0)
+    draw.rectangle((2, 2, SIZE - 3, SIZE - 3), outline=1)
+    centred(draw, 16, "QR shown", 9, 0, SIZE)
+    centred(draw, 28, "on the box", 9, 0, SIZE)
+    centred(draw, 40, "only", 9, 0, SIZE)
+    return public

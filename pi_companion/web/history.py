@@ -9,7 +9,7 @@ from typing import Any
 from ..core.records import from_record
 from ..core.snapshot import table_view
 from ..games import registry
-from ..store import open_log
+from ..store import history_files, open_log
 
 _CACHE: dict[tuple[str, float], dict[str, Any] | None] = {}
 
@@ -46,7 +46,7 @@ def history(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, 
     """The finished games, newest first, and per player: games played and games won."""
     folder = state_dir / "history"
     games = []
-    for path in sorted(folder.glob("*.log"), reverse=True) if folder.is_dir() else []:
+    for path in reversed(history_files(folder)):
         summary = game_summary(path)
         if summary is not None and summary["over"]:
             games.append(summary)

@@ -53,6 +53,14 @@ class Live:
     base: str
     state: Path
     web: subprocess.Popen[bytes] | None
+    web_log: Any = None                 # the web process's stderr (a file), for its messages
+
+    def web_stderr(self) -> str:
+        if self.web_log is None:
+            return ""
+        self.web_log.flush()
+        self.web_log.seek(0)
+        return str(self.web_log.read().decode(errors="replace"))
 
     def pin(self, name: str) -> Any:
         return self.factory.pin(load_pinmap()[name])
@@ -146,15 +154,17 @@ def _tail(log: Any) -> str:
 @contextmanager
 def live_box(state: Path, game: str = "grab-bag", options: dict[str, Any] | None = None, *,
              players: tuple[str, ...] = PLAYERS, config: Any = None, display: Any = None,
-             prepare: Callable[[Any], None] | None = None, web: bool = True) -> Iterator[Live]:
+             prepare: Callable[[Any], None] | None = None, web: bool = True,
+             board_url: str = "") -> Iterator[Live]:
     """A running box (loop thread, game log in `state`, hub socket) and, with `web`, its
     `pi-companion web`. `config` replaces the one made of game, options and players;
     `display` defaults to luma's dummy device (the daemon's on a PC); `prepare(box)` runs just
-    before the loop thread starts."""
+    before the loop thread starts; `board_url` is the address the OLED's QR codes carry (empty:
+    the QR screen says the big screen is off)."""
     if config is None:
         config = Config(players=players, game=game, seed=1, sound=False, games={game: options or {}})
     built = assemble(replace(config, state_dir=str(state)), pins="mock", display=display or "dummy",
-                     hub=True, hub_path=state / "hub.sock", hub_board_url="")
+                     hub=True, hub_path=state / "hub.sock", hub_board_url=board_url)
     box, hub, factory = built.box, built.hub, built.factory
     proc = None
     with tempfile.TemporaryFile() as log:
@@ -166,7 +176,7 @@ def live_box(state: Path, game: str = "grab-bag", options: dict[str, Any] | None
             if web:
                 assert hub is not None, "the hub did not start"
                 proc, base = start_web(state, hub.path, log)
-            yield Live(box, hub, factory, base, state, proc)
+            yield Live(box, hub, factory, base, state, proc, log)
         finally:
             if proc is not None:
                 proc.terminate()

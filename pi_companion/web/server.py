@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hmac
 import ipaddress
 import itertools
 import json
 import logging
+import signal
 import socket
 import sys
 import time
@@ -25,6 +25,9 @@ from urllib.parse import urlsplit
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from ..hub import token_text_ok
+from .gate import BACKLOG, IDLE_S, LISTEN_QUEUE, Gate
+
 log = logging.getLogger("pi_companion.web")
 MAX_BODY = 4096                  # bytes in a command request
 MAX_WS_MESSAGE = 1024
@@ -33,19 +36,21 @@ RATE = (20.0, 60.0)              # requests per second per address, burst
 COMMAND_RATE = (4.0, 12.0)       # host commands per second per address, burst
 COMMAND_TIMEOUT_S = 2.0
 SHUTDOWN_S = 1.0                 # SIGTERM: the longest wait for open connections (board)
+BODY_TIMEOUT_S = 5.0             # a command's body must arrive within this
+NOT_HOST = "not the host: scan the host QR"
 PAGES = {"/": "index.html", "/host": "host.html"}
 STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript"}
 
 
 class HubLink:
-    """The hub socket, reconnected for ever: the latest snapshot, OLED image and host token."""
+    """The hub socket, reconnected for ever: the latest snapshot and OLED image. It never holds
+    the host token: a command carries the token its phone sent, and the hub checks it."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self.snapshot: str | None = None
         self.seq = 0
         self.oled: bytes | None = None
-        self.token: str | None = None
         self.changed = asyncio.Event()
         self.writer: asyncio.StreamWriter | None = None
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -86,8 +91,6 @@ class HubLink:
             self._notify()
         elif kind == "oled":
             self.oled = base64.b64decode(msg["png"])
-        elif kind == "token":
-            self.token = str(msg["token"])
         elif kind == "reply":
             fut = self.pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
             if fut is not None and not fut.done():
@@ -161,7 +164,9 @@ def same_origin(origin: str | None, host: str | None) -> bool:
 
 
 def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
-             names: set[str] | None = None) -> web.Application:
+             names: set[str] | None = None, gate: Gate | None = None) -> web.Application:
+    """The app; with `gate` (the real server's, see `serve`) each request marks its connection
+    busy, and a new WebSocket over the limit takes the place of the oldest viewer."""
     allowed = names if names is not None else own_names(hosts)
     rate, commands = Buckets(*RATE), Buckets(*COMMAND_RATE)
     sockets: set[web.WebSocketResponse] = set()
@@ -172,7 +177,14 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
             return web.Response(status=421, text="this box answers only to its own name\n")
         if not rate.take(request.remote or "?"):
             return web.Response(status=429, text="too many requests\n")
-        response = await handler(request)
+        conn = gate.conns.get(request.transport) if gate is not None and request.transport else None
+        if conn is not None:
+            conn.busy += 1                      # answering: not to be closed for a newcomer
+        try:
+            response = await handler(request)
+        finally:
+            if conn is not None:
+                conn.busy -= 1
         response.headers.setdefault("Content-Security-Policy",
                                     "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
@@ -204,10 +216,15 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
     async def ws_handler(request: web.Request) -> web.StreamResponse:
         if not same_origin(request.headers.get("Origin"), request.headers.get("Host")):
             return web.Response(status=403, text="cross-origin WebSocket refused\n")
-        if len(sockets) >= MAX_SOCKETS:
+        conn = gate.conns.get(request.transport) if gate is not None and request.transport else None
+        if conn is not None:
+            gate.make_room_for_viewer(conn.address, MAX_SOCKETS)    # a new screen always gets in
+        elif len(sockets) >= MAX_SOCKETS:
             return web.Response(status=503, text="too many screens\n")
         ws = web.WebSocketResponse(max_msg_size=MAX_WS_MESSAGE, heartbeat=20)
         await ws.prepare(request)
+        if conn is not None:
+            conn.viewer = True
         sockets.add(ws)
         reader = asyncio.ensure_future(_drain(ws))
         try:
@@ -232,25 +249,27 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
         return ws
 
     async def command(request: web.Request) -> web.Response:
-        token = link.token
+        # The token is checked by the hub (the daemon), which alone holds it; here only its
+        # shape: a header that cannot be a token (empty, too long, not URL-safe ASCII, which
+        # aiohttp hands over as text with stray bytes in it) is refused before anything else.
         given = request.headers.get("X-Host-Token", "")
-        if token is None:
-            return web.json_response({"ok": False, "error": "the box is not running"}, status=503)
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            return web.json_response({"ok": False, "error": "not the host: scan the host QR"}, status=403)
+        if not token_text_ok(given):
+            return web.json_response({"ok": False, "error": NOT_HOST}, status=403)
         if not commands.take(request.remote or "?"):
             return web.json_response({"ok": False, "error": "slow down"}, status=429)
         try:
-            msg = await request.json()
+            msg = await asyncio.wait_for(request.json(), BODY_TIMEOUT_S)
         except ValueError:
             return web.json_response({"ok": False, "error": "not JSON"}, status=400)
         if not isinstance(msg, dict):
             return web.json_response({"ok": False, "error": "a command must be a JSON object"}, status=400)
         try:
-            reply = await link.command(msg)
+            reply = await link.command({**msg, "token": given})
         except (ConnectionError, asyncio.TimeoutError) as err:
             return web.json_response({"ok": False, "error": str(err) or "the box did not answer"},
                                      status=503)
+        if reply.get("denied"):
+            return web.json_response({"ok": False, "error": NOT_HOST}, status=403)
         status = 200 if reply.get("ok") else 400
         return web.json_response({"ok": bool(reply.get("ok")), "error": reply.get("error", "")},
                                  status=status)
@@ -332,7 +351,35 @@ def main(args: Any) -> int:
     state_dir = args.state_dir or config.state_dir
     path = args.socket or socket_path(state_dir)
     port = args.port or config.web_port
-    app = make_app(HubLink(path), state_dir, config.web_hosts)
+    gate = Gate()
+    app = make_app(HubLink(path), state_dir, config.web_hosts, gate=gate)
     log.info("big screen on http://%s.local:%d/ (hub %s)", socket.gethostname(), port, path)
-    web.run_app(app, host=args.bind, port=port, print=None, access_log=None, shutdown_timeout=SHUTDOWN_S)
+    asyncio.run(serve(app, gate, args.bind, port))
     return 0
+
+
+async def serve(app: web.Application, gate: Gate, host: str | None, port: int) -> None:
+    """aiohttp's app behind the gate (web/gate.py) until SIGTERM or SIGINT. Not `web.run_app`:
+    the gate must see every connection before aiohttp does."""
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(gate.exception_handler)
+    gate.quiet(logging.getLogger("aiohttp.server"))
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=IDLE_S, handle_signals=False,
+                            shutdown_timeout=SHUTDOWN_S)
+    await runner.setup()
+    listener = socket.create_server((host or "0.0.0.0", port), backlog=LISTEN_QUEUE,
+                                    family=socket.AF_INET6 if host and ":" in host else socket.AF_INET)
+    server = await loop.create_server(gate.factory(runner.server), sock=listener, backlog=BACKLOG)
+    # asyncio listens with `backlog`, which is also how many it accepts at once (and so bounds
+    # the descriptors being closed); the kernel's queue of connections not yet accepted can be
+    # deeper: a new screen's connection then waits its turn behind an attacker's instead of
+    # being dropped and retried by its browser a second or three later.
+    listener.listen(LISTEN_QUEUE)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+        await runner.cleanup()
