@@ -121,6 +121,17 @@ def rows(r: dict[str, Any]) -> list[Row]:
                         f"decision + LEDs {p50_p99('decide_and_leds')}", "", "", ""))
         out.append(("  warm, settle 0, no log", latency_text(lat["warm_settle0"]), "(the old headline)",
                     "", f"n={lat['warm_settle0']['n']}", ""))
+        if "sync_delay" in lat:
+            sd = lat["sync_delay"]
+            base = sd["0"]
+            for delay, s in sd.items():
+                if delay == "0":
+                    continue
+                moved = s["p99_ms"] - base["p99_ms"]
+                out.append((f"  each log sync +{delay} ms", f"p50 {ms(s['p50_ms'])} / p99 {ms(s['p99_ms'])} ms "
+                            f"(n={s['n']})", f"no delay, same run: p50 {ms(base['p50_ms'])} / "
+                            f"p99 {ms(base['p99_ms'])} ms", "p99 moves <= 1 ms" if delay == "100" else "",
+                            verdict(moved <= 1.0) if delay == "100" else "", ""))
     if "instructions" in r:
         ins = r["instructions"]
         if "skipped" in ins:
