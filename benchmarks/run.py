@@ -142,7 +142,8 @@ def rows(r: dict[str, Any]) -> list[Row]:
         else:
             out.append(("  instructions per buzz", f"{ins['per_buzz']:,.0f} (callgrind, {ins['buzzes']} buzzes)",
                         f"gpiozero when_pressed->LED {ins['gpiozero_per_press']:,.0f} per press "
-                        f"(x{ins['per_buzz'] / ins['gpiozero_per_press']:.1f})", "", "", ""))
+                        f"(x{ins['per_buzz'] / ins['gpiozero_per_press']:.2f})", "<= 4x",
+                        verdict(ins["per_buzz"] <= 4 * ins["gpiozero_per_press"]), ""))
     if "hall" in r:
         h = r["hall"]
         for key, label, need in (("decoder", "3 hall: pure decoder", 4000), ("engine", "  engine (no pins)", 4000),
