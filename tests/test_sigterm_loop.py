@@ -3,7 +3,8 @@
 Each try starts `pi-companion run --pins mock --display dummy` as a fresh interpreter under a
 fake systemd (NOTIFY_SOCKET), waits a random time between 0 and twice its start -> READY time
 (so the signal lands in the imports, in the start-up, around READY and the main thread's first
-sleep, and on an idle box), and sends one SIGTERM. Half the tries send it as `kill` does (the
+sleep, and on an idle box; every tenth try right after READY, which also measures that time
+anew), and sends one SIGTERM. Half the tries send it as `kill` does (the
 kernel picks the thread, almost always the main one); the other half hand it to a thread other
 than the main one, picked at random (tgkill), which is what the kernel does when the main
 thread has the signal blocked or another one pending: the case that left the daemon asleep
@@ -102,10 +103,12 @@ def sigterm_loop(tmp_path: Path, tries: int) -> None:
     results = [first]
     ready_s = first["elapsed"]
     for i in range(1, tries):
-        result = one_try(tmp_path / f"t{i}", rng.uniform(0, 2 * ready_s), rng)
+        if i % 10 == 0:                          # right after READY: also follows the machine's load
+            result = one_try(tmp_path / f"t{i}", None, rng)
+            ready_s = 0.7 * ready_s + 0.3 * result["elapsed"]
+        else:
+            result = one_try(tmp_path / f"t{i}", rng.uniform(0, 2 * ready_s), rng)
         results.append(result)
-        if result["ready"]:
-            ready_s = 0.7 * ready_s + 0.3 * result["elapsed"]    # follows the machine's load
     hung = [r for r in results if r["code"] is None]
     assert not hung, (f"{len(hung)} of {tries} SIGTERMs left the daemon running 2 s later: "
                       + "; ".join(f"{r['elapsed']:.3f} s after start, READY {'sent' if r['ready'] else 'not yet'}, "
