@@ -132,10 +132,11 @@ def rows(r: dict[str, Any]) -> list[Row]:
             for delay, s in sd.items():
                 if delay == "0":
                     continue
-                moved = s["p99_ms"] - base["p99_ms"]
+                # Both must hold: on a loaded machine the p99s swing by more than a delay.
+                moved = max(s["p50_ms"] - base["p50_ms"], s["p99_ms"] - base["p99_ms"])
                 out.append((f"  each log sync +{delay} ms", f"p50 {ms(s['p50_ms'])} / p99 {ms(s['p99_ms'])} ms "
                             f"(n={s['n']})", f"no delay, same run: p50 {ms(base['p50_ms'])} / "
-                            f"p99 {ms(base['p99_ms'])} ms", "p99 moves <= 1 ms" if delay == "100" else "",
+                            f"p99 {ms(base['p99_ms'])} ms", "p50, p99 move <= 1 ms" if delay == "100" else "",
                             verdict(moved <= 1.0) if delay == "100" else "", ""))
     if "instructions" in r:
         ins = r["instructions"]
