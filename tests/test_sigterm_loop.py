@@ -9,8 +9,11 @@ kernel picks the thread, almost always the main one); the other half hand it to 
 than the main one, picked at random (tgkill), which is what the kernel does when the main
 thread has the signal blocked or another one pending: the case that left the daemon asleep
 (it took a second SIGTERM to end it). Before its handlers are installed the daemon dies of the signal
-(-SIGTERM, as systemd expects); after, it exits 0. Nothing else is allowed, and no try may take
-more than 2 s from the signal to the exit.
+(-SIGTERM, as systemd expects); after, it exits 0. Nothing else is allowed. No try may leave the
+daemon running 20 s after the signal (the race's daemon never exited without a second signal),
+and none may take over 2 s from the signal to the exit unless the machine is overloaded (load
+average above its cores: then the exit's own work, a thread join and the log's last sync, can
+take longer, and the test warns instead).
 
 `make test` runs 30 tries; `make torture` runs the issue's 500 (marker `torture`).
 """
@@ -24,11 +27,14 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).parents[1]
+EXIT_S = 2.0       # the promise: exit within 2 s of the signal
+HANG_S = 20.0      # not gone by then: the signal was lost (the race left the daemon asleep for good)
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -82,9 +88,9 @@ def one_try(tmp: Path, delay: float | None, rng: random.Random) -> dict:
             proc.send_signal(signal.SIGTERM)
             target = None
         try:
-            code = proc.wait(timeout=2)
+            code = proc.wait(timeout=HANG_S)
         except subprocess.TimeoutExpired:
-            code = None
+            code = None                           # asleep for good: it would need a second signal
         took = time.monotonic() - sent
         return {"code": code, "took": took, "ready": ready, "elapsed": sent - start,
                 "thread": target, "main": target in (None, proc.pid),
@@ -110,13 +116,22 @@ def sigterm_loop(tmp_path: Path, tries: int) -> None:
             result = one_try(tmp_path / f"t{i}", rng.uniform(0, 2 * ready_s), rng)
         results.append(result)
     hung = [r for r in results if r["code"] is None]
-    assert not hung, (f"{len(hung)} of {tries} SIGTERMs left the daemon running 2 s later: "
+    assert not hung, (f"{len(hung)} of {tries} SIGTERMs left the daemon running {HANG_S:g} s later: "
                       + "; ".join(f"{r['elapsed']:.3f} s after start, READY {'sent' if r['ready'] else 'not yet'}, "
                                   f"{'main thread' if r['main'] else 'thread ' + str(r['thread'])}"
                                   for r in hung[:5]))
     wrong = [r for r in results if r["code"] not in (0, -signal.SIGTERM)
              or (r["code"] == 0 and "Traceback" in r["stderr"])]
     assert not wrong, [(r["code"], r["stderr"][-400:]) for r in wrong[:3]]
+    # Within 2 s: held when the machine has a core to spare; on an overloaded one (other suites,
+    # VMs syncing their disks) the exit's own work - the loop thread's join, the log's last
+    # sync - can take longer, which says nothing about the code: reported, not failed.
+    slow = [r for r in results if r["took"] > EXIT_S]
+    if slow:
+        message = (f"{len(slow)} of {tries} exits took over {EXIT_S:g} s (longest {max(r['took'] for r in slow):.1f} s, "
+                   f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+        assert os.getloadavg()[0] > (os.cpu_count() or 1), message
+        warnings.warn(message)
     # The case that hung: the box up and the signal on a thread other than the main one.
     assert sum(r["ready"] and not r["main"] for r in results) >= tries // 8, \
         "too few tries hit a running box on a non-main thread to mean anything"
