@@ -1,17 +1,24 @@
-"""How much slower a Pi Zero 2 W runs Python than this machine: a measured factor, stated sources.
+"""How much slower a Pi Zero 2 W runs Python than this machine: a derived factor, stated sources.
 
 The kernel is the Computer Language Benchmarks Game's n-body (plain Python, floats, lists,
-loops: CPU-bound interpreter work like the box's loop). A published run of it on a Raspberry Pi
-4 Model B (Cortex-A72, 1.5 GHz, performance governor) took 158.263 s for 5 000 000 steps
-(Chaitanya Mehta, "Performance Analysis of Languages on Raspberry Pi",
-https://chaitanyamehta.github.io/projects/performance-analysis-of-programming-languages).
-We time the same kernel here (STEPS steps, best of REPEATS) and take the ratio per step: the
-Pi 4 factor. We found no published time of a Python kernel on the Zero 2 W itself; it has the
-Pi 3's Cortex-A53 at 1.0 GHz, and we take it as PI4_TO_ZERO2W = 2.5x slower than the Pi 4
-(1.5x the clock, times about 1.7x the A72's work per clock on interpreter code) - an
-assumption, stated as such, and cross-checked against the 6-12x the audit gave for this
-machine. The published run used the Python of its day (3.7 or so), slower than the 3.11 timed
-here, which makes the factor pessimistic rather than flattering.
+loops: CPU-bound interpreter work like the box's loop), timed here (STEPS steps, best of
+REPEATS, thread CPU time) each run. The Zero 2 W's time for one step is derived, not assumed:
+- instructions: Debian's arm64 python3.11 runs the same kernel under `qemu-aarch64 -cpu
+  cortex-a53` with QEMU's `insn` TCG plugin: A53_INSNS_PER_STEP Arm instructions a step (a run
+  of 0 steps taken from a run of 4 000: start-up cancels; the same on any host, run to run);
+- cycles: llvm-mca's Cortex-A53 model prices the 400 hottest translated blocks (86 % of the
+  kernel's instructions, weighted by executions): A53_CPI cycles per instruction in steady
+  state, A53_CPI_SINGLE_PASS for each block run once from an empty pipeline;
+- the Zero 2 W's clock: 1.0 GHz.
+`benchmarks/zero2w_count.py` reproduces the two constants (docs/performance.md section 0 says
+how to set it up, and the error: llvm-mca sees no cache miss and no mispredicted branch, each of
+which only adds cycles on the real core; we state +-40 % on the Zero's time).
+
+Cross-check: a published run of n-body on a Raspberry Pi 4 Model B (Cortex-A72, 1.5 GHz) took
+158.263 s for 5 000 000 steps (Chaitanya Mehta, "Performance Analysis of Languages on Raspberry
+Pi", https://chaitanyamehta.github.io/projects/performance-analysis-of-programming-languages), on
+an older, slower Python than 3.11. The factor before this one assumed the Zero 2 W 2.5x slower
+than that Pi 4 (PI4_TO_ZERO2W_ASSUMED); the derived time is 4.5x, and both are reported.
 """
 from __future__ import annotations
 
@@ -20,7 +27,12 @@ from typing import Any
 
 PUBLISHED_PI4_S = 158.263
 PUBLISHED_PI4_STEPS = 5_000_000
-PI4_TO_ZERO2W = 2.5
+PI4_TO_ZERO2W_ASSUMED = 2.5       # the old column's assumption, kept for comparison
+A53_INSNS_PER_STEP = 57_579       # qemu-aarch64 -cpu cortex-a53, insn plugin, Debian python3.11 3.11.2
+A53_CPI = 2.48                    # llvm-mca -mcpu=cortex-a53, steady state, 400 hottest blocks
+A53_CPI_SINGLE_PASS = 2.75        # the same blocks, each run once from an empty pipeline
+ZERO2W_HZ = 1.0e9
+ZERO2W_ERROR = 0.4                # +-40 % on the Zero's time (see docs/performance.md section 0)
 STEPS = 100_000
 REPEATS = 3
 
@@ -76,11 +88,21 @@ def kernel_s(steps: int = STEPS) -> float:
     return best
 
 
+def zero2w_step_s() -> float:
+    """The Zero 2 W's time for one n-body step: Arm instructions x cycles each / clock."""
+    return A53_INSNS_PER_STEP * A53_CPI / ZERO2W_HZ
+
+
 def run() -> dict[str, Any]:
     here = kernel_s()
     per_step_here = here / STEPS
     per_step_pi4 = PUBLISHED_PI4_S / PUBLISHED_PI4_STEPS
     pi4 = per_step_pi4 / per_step_here
+    zero = zero2w_step_s() / per_step_here
     return {"kernel": "n-body (Benchmarks Game, Python)", "steps": STEPS, "here_s": here,
             "published_pi4_s": PUBLISHED_PI4_S, "published_pi4_steps": PUBLISHED_PI4_STEPS,
-            "pi4_factor": pi4, "pi4_to_zero2w": PI4_TO_ZERO2W, "zero2w_factor": pi4 * PI4_TO_ZERO2W}
+            "pi4_factor": pi4, "a53_insns_per_step": A53_INSNS_PER_STEP, "a53_cpi": A53_CPI,
+            "zero2w_step_us": 1e6 * zero2w_step_s(), "zero2w_factor": zero,
+            "zero2w_factor_range": [zero * (1 - ZERO2W_ERROR), zero * (1 + ZERO2W_ERROR)],
+            "zero2w_over_pi4": zero2w_step_s() / per_step_pi4,
+            "zero2w_factor_assumed": pi4 * PI4_TO_ZERO2W_ASSUMED}

@@ -63,6 +63,10 @@ WARM_IDLE_S = 0.0005              # the same presses, warm: the share of the CPU
 WARM_PRESSES = 300
 FLOOR_PRESSES = 200
 SETTLE_MS = 2.0                   # the daemon's default settle window
+# A slow card: each sync of the game log takes this much longer (the writer thread sleeps before
+# it). For measuring the change that lights the winner's lamp before the record is durable.
+SYNC_DELAYS_MS = (5.0, 20.0, 100.0)
+SYNC_DELAY_PRESSES = int(os.environ.get("BENCH_SYNC_DELAY_PRESSES", "150"))
 LEDS = tuple(PINS[f"LED{i}"] for i in range(1, 5))
 
 
@@ -168,18 +172,29 @@ class LedWatch:
         app.render = self.real_render
 
 
+def slowed(sync: Any, delay_s: float) -> Any:
+    """`sync` (os.fdatasync) made `delay_s` slower, as a microSD card's sync can be."""
+    def slow_sync(fd: int) -> None:
+        time.sleep(delay_s)
+        sync(fd)
+    return slow_sync
+
+
 def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
          frame_cpu: list[float] | None = None,
-         phases: dict[str, list[float]] | None = None, idle_s: float | None = None) -> list[float]:
+         phases: dict[str, list[float]] | None = None, idle_s: float | None = None,
+         sync_delay_s: float = 0.0) -> list[float]:
     """`daemon`: the daemon's configuration (2 ms settle, the log on a real file, 50 ms idle
     before each press, real screens throughout); else settle 0, no log, warm. `idle_s`: another
-    idle time before each press."""
+    idle time before each press. `sync_delay_s`: every sync of the log takes that much longer."""
     if idle_s is None:
         idle_s = IDLE_BEFORE_PRESS_S if daemon else 0.0002
     factory = JumpFactory(pin_class=WatchedPin)
     # On this repository's disk (not a tmpfs /tmp): fsync must reach a real device.
     store_dir = tempfile.TemporaryDirectory(prefix="bench-latency-", dir=ROOT) if daemon else None
     store = GameLog(store_dir.name) if store_dir is not None else None
+    if store is not None and sync_delay_s:
+        store.sync = slowed(store.sync, sync_delay_s)
     box = make_box(grab_bag(settle_ms=SETTLE_MS if daemon else 0.0), factory, store=store)
     box.__class__ = BenchBox
     assert isinstance(box, BenchBox)
@@ -324,7 +339,13 @@ def run() -> dict[str, Any]:
     daemon["cpu_warm_p50_ms"] = 1000 * median(warm_cpu)
     daemon["warm_idle_ms"] = 1000 * WARM_IDLE_S
     daemon["cpu_wait_floor_p50_ms"] = 1000 * median(wait_floor(FLOOR_PRESSES))
+    # A slow card: the same daemon configuration with each sync delayed, beside a same-run
+    # baseline without the delay (same number of presses, run just before).
+    sync_delay = {"0": summary(ours(SYNC_DELAY_PRESSES, daemon=True))}
+    for delay_ms in SYNC_DELAYS_MS:
+        sync_delay[f"{delay_ms:g}"] = summary(ours(SYNC_DELAY_PRESSES, daemon=True, sync_delay_s=delay_ms / 1000))
     return {
+        "sync_delay": sync_delay,
         "daemon": daemon,
         "warm_settle0": summary(ours(PRESSES)),
         "floor": summary(floor(PRESSES)),

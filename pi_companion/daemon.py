@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import select
 import signal
 import sys
 import threading
@@ -32,14 +34,57 @@ class Watchdog:
         self.notify("WATCHDOG=1")
 
 
+class StopLatch:
+    """What the main thread sleeps on until a stop: SIGTERM/SIGINT, or `set` from another thread.
+
+    Not a threading.Event set from the signal handler: the kernel hands a process's signal to
+    any thread that does not block it, and CPython runs the Python-level handler only on the
+    main thread, at its next bytecode. When another thread (the box loop, the log writer, the
+    hub) took the signal while the main thread slept in `Event.wait()` (a semaphore wait that
+    only a signal delivered to the main thread interrupts), the handler never ran: the daemon
+    slept on until a second signal happened to land on the main thread (issue 27, item 7). And
+    a handler that sets the Event it interrupts can block on the Event's own lock. Here the C
+    handler, on whichever thread, writes the signal's number to a pipe (signal.set_wakeup_fd)
+    and the main thread waits in select() on that pipe: no lock is taken in a handler and no
+    thread has to be the one that was signalled."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.signalled = False
+
+    def install(self) -> None:
+        """On the main thread: the signals' numbers go to the pipe (the handler does nothing)."""
+        signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        for sig in self.SIGNALS:
+            signal.signal(sig, lambda *_: None)
+
+    def set(self) -> None:
+        """From any thread: wake the main thread (a 0 byte: no signal)."""
+        try:
+            os.write(self._write, b"\0")
+        except BlockingIOError:
+            pass                                   # a full pipe wakes the reader all the same
+
+    def wait(self) -> None:
+        while True:
+            select.select([self._read], [], [])
+            try:
+                data = os.read(self._read, 512)
+            except BlockingIOError:
+                continue
+            self.signalled = self.signalled or any(data)
+            return
+
+
 def main(args: Any) -> int:
     config = build_config(args)
     if config is None:
         return EXIT_CONFIG
     logs.setup(config.log_level)
-    stop = threading.Event()
+    stop = StopLatch()
     shutdown = threading.Event()
-    signalled = threading.Event()
 
     def on_request(req: Request) -> None:
         if req.name == "shutdown":
@@ -63,18 +108,13 @@ def main(args: Any) -> int:
         return EXIT_HARDWARE
     box = built.box
 
-    def on_signal(*_: Any) -> None:
-        signalled.set()
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
+    stop.install()
     box.start()
     systemd.notify("READY=1")
     log.info("ready: %s for %s", config.game, ", ".join(config.players))
     # No periodic wake-up here: a signal, a shutdown request or the loop's end sets `stop`.
     stop.wait()
-    if not (signalled.is_set() or shutdown.is_set()):
+    if not (stop.signalled or shutdown.is_set()):
         log.error("the loop thread ended; exiting for systemd to restart us")
         return EXIT_HARDWARE
     systemd.notify("STOPPING=1")

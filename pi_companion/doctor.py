@@ -119,6 +119,68 @@ def check_display(config: Any) -> Result:
     return ("ok", f"OLED at {config.i2c_address:#04x} on {bus}")
 
 
+I2C_DEFAULT_HZ = 100_000
+BOOT_CONFIGS = ("boot/firmware/config.txt", "boot/config.txt")   # Bookworm's place, then the older one
+
+
+def parse_baudrate(text: str) -> int | None:
+    """The I2C bus speed a Raspberry Pi config.txt asks for (`dtparam=i2c_arm_baudrate=N`, or
+    its alias `i2c_baudrate`, alone or among other comma-separated parameters); the last one
+    wins, as the firmware reads the file top to bottom. None if it sets none (or no number)."""
+    rate: int | None = None
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        key, eq, value = line.partition("=")
+        if not eq or key.strip() != "dtparam":
+            continue
+        for param in value.split(","):
+            name, eq, number = param.strip().partition("=")
+            if eq and name.strip() in ("i2c_arm_baudrate", "i2c_baudrate"):
+                number = number.strip()
+                if number.isascii() and number.isdigit():
+                    rate = int(number)
+    return rate
+
+
+def i2c_speed(port: int, root: Path = Path("/")) -> tuple[int, str] | None:
+    """The bus speed in Hz and where it was read: the running kernel's device tree (the
+    adapter's `clock-frequency`, a big-endian 32-bit number), else the boot config.txt's
+    dtparam (which sets bus 1, the pins' I2C); None if neither says."""
+    node = root / f"sys/class/i2c-adapter/i2c-{port}/of_node/clock-frequency"
+    try:
+        raw = node.read_bytes()
+    except OSError:
+        raw = b""
+    if len(raw) == 4:
+        return int.from_bytes(raw, "big"), str(node)
+    if port != 1:
+        return None
+    for name in BOOT_CONFIGS:
+        path = root / name
+        try:
+            rate = parse_baudrate(path.read_text(errors="replace"))
+        except OSError:
+            continue
+        return (rate if rate is not None else I2C_DEFAULT_HZ), str(path)
+    return None
+
+
+def check_i2c_speed(config: Any, root: Path = Path("/")) -> Result:
+    """A 100 kHz bus (the Pi's default) makes every OLED frame 4x longer than at 400 kHz: a
+    whole frame takes about 93 ms instead of 23 ms, and the screen lags the game."""
+    if config.display in ("none", "dummy"):
+        return ("ok", f"display driver {config.display}: no I2C bus used")
+    found = i2c_speed(config.i2c_port, root)
+    if found is None:
+        return ("ok", f"i2c-{config.i2c_port} speed not known here (no device tree, no config.txt)")
+    hz, where = found
+    if hz <= I2C_DEFAULT_HZ:
+        return ("warn", f"i2c-{config.i2c_port} runs at {hz // 1000} kHz ({where}): every OLED frame "
+                        "takes 4x as long as at 400 kHz (a whole frame ~93 ms); add "
+                        "dtparam=i2c_arm_baudrate=400000 to /boot/firmware/config.txt and reboot")
+    return ("ok", f"i2c-{config.i2c_port} at {hz // 1000} kHz ({where})")
+
+
 def check_puck(config: Any) -> Result:
     needed = config.wind_source == "puck"
     try:                       # optional: a build without pyserial has no puck link
@@ -149,10 +211,12 @@ def check_web(config: Any) -> Result:
                   "systemctl status pi-companion-web)")
 
 
-def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None) -> int:
+def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None,
+           root: Path = Path("/")) -> int:
     """Print one row per check; 1 if something asked for is broken. On a PC (`pc`, else found
     out) the pins and the default state directory of a box are not asked for: unless --pins
-    or a config says otherwise, they get an INFO row saying so instead of a FAIL."""
+    or a config says otherwise, they get an INFO row saying so instead of a FAIL. `root`: where
+    /sys and /boot are read from (a test's fake tree)."""
     pc = is_pc() if pc is None else pc
     config_result, config = check_config(Path(args.config))
     asked_pins = getattr(args, "pins", None)
@@ -166,7 +230,7 @@ def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None
         state = ("info", f"{config.state_dir} absent: {PC_STATE}")
     results = [("config", config_result), ("pins", pins),
                ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
-               ("display", check_display(config)),
+               ("display", check_display(config)), ("i2c", check_i2c_speed(config, root)),
                ("puck", check_puck(config)), ("state", state), ("web", check_web(config))]
     for name, (level, message) in results:
         out(f"{level.upper():4} {name:8} {message}")

@@ -89,7 +89,7 @@ def hold_menu_on_a_running_daemon(tmp_path, monkeypatch) -> list[int]:
     from pi_companion import daemon
     from pi_companion.hw.pinmap import load_pinmap
 
-    monkeypatch.setattr(daemon.signal, "signal", lambda *a: None)    # not the main thread here
+    monkeypatch.setattr(daemon.StopLatch, "install", lambda self: None)    # not the main thread here
     args = argparse.Namespace(config=os.devnull, game=None, players=None,
                               pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
     result: list[int] = []

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_doctor_on_a_pc_with_mock_pins(tmp_path):
@@ -140,3 +142,84 @@ def test_doctor_shows_the_big_screens_address(tmp_path):
     assert f"OK   web      big screen at http://{socket.gethostname()}.local:8090/" in out.stdout
     config.write_text(f"[box]\nstate_dir = '{tmp_path}'\n")
     assert "big screen off" in run_cli("doctor", "--config", str(config), "--pins", "mock").stdout
+
+
+# The I2C bus speed (issue 27): a fake root with the device tree's property and/or config.txt.
+
+def doctor_rows(tmp_path, root, port=1):
+    import argparse
+
+    from pi_companion.doctor import doctor
+    config = tmp_path / "c.toml"
+    config.write_text(f"[box]\nstate_dir = '{tmp_path}'\n[display]\ndriver = 'ssd1306'\ni2c_port = {port}\n")
+    lines: list[str] = []
+    doctor(argparse.Namespace(config=str(config), pins="mock"), out=lines.append, root=root)
+    return [line for line in lines if line[5:].startswith("i2c ")]
+
+
+def fake_root(tmp_path, hz=None, config_txt=None, where="boot/firmware/config.txt", port=1):
+    root = tmp_path / "root"
+    if hz is not None:
+        node = root / f"sys/class/i2c-adapter/i2c-{port}/of_node"
+        node.mkdir(parents=True)
+        (node / "clock-frequency").write_bytes(hz.to_bytes(4, "big"))
+    if config_txt is not None:
+        (root / where).parent.mkdir(parents=True, exist_ok=True)
+        (root / where).write_text(config_txt)
+    root.mkdir(exist_ok=True)
+    return root
+
+
+def test_doctor_warns_when_the_running_bus_is_at_100_khz(tmp_path):
+    [row] = doctor_rows(tmp_path, fake_root(tmp_path, hz=100_000))
+    assert row.startswith("WARN i2c") and "100 kHz" in row and "i2c_arm_baudrate=400000" in row
+    assert "of_node/clock-frequency" in row
+
+
+def test_doctor_is_content_with_400_khz_and_the_kernel_outranks_config_txt(tmp_path):
+    root = fake_root(tmp_path, hz=400_000, config_txt="dtparam=i2c_arm=on\n")   # edited, not rebooted
+    [row] = doctor_rows(tmp_path, root)
+    assert row.startswith("OK   i2c") and "400 kHz" in row
+
+
+def test_doctor_reads_config_txt_without_a_device_tree(tmp_path):
+    root = fake_root(tmp_path, config_txt="[all]\ndtparam=i2c_arm=on\n")
+    [row] = doctor_rows(tmp_path, root)
+    assert row.startswith("WARN i2c") and "100 kHz" in row and "config.txt" in row
+    root = fake_root(tmp_path / "b", config_txt="dtparam=i2c_arm=on,i2c_arm_baudrate=400000 # fast\n",
+                     where="boot/config.txt")
+    [row] = doctor_rows(tmp_path / "b", root)
+    assert row.startswith("OK   i2c") and "400 kHz" in row
+
+
+def test_doctor_says_nothing_it_does_not_know(tmp_path):
+    [row] = doctor_rows(tmp_path, fake_root(tmp_path))
+    assert row.startswith("OK   i2c") and "not known" in row
+    [row] = doctor_rows(tmp_path / "b", fake_root(tmp_path / "b", config_txt="dtparam=i2c_arm=on\n"), port=3)
+    assert row.startswith("OK   i2c") and "not known" in row          # config.txt sets bus 1 only
+
+
+PARAM = st.sampled_from(["i2c_arm=on", "i2c_arm_baudrate", "i2c_baudrate", "spi=on", "audio=on"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(st.tuples(PARAM, st.integers(1, 3_400_000)), min_size=1,
+                                                  max_size=3)), max_size=6), st.text(max_size=40))
+def test_config_txt_baudrate_is_the_last_one_set(lines, noise):
+    """Any config.txt: the parser never raises, and reports the last baudrate set on a line
+    that is not a comment (`noise` is a comment line or a line of other text)."""
+    from pi_companion.doctor import parse_baudrate
+    text, expected = [], None
+    for commented, params in lines:
+        parts = []
+        for name, number in params:
+            if name.endswith("baudrate"):
+                parts.append(f"{name}={number}")
+                if not commented:
+                    expected = number
+            else:
+                parts.append(name)
+        text.append(("# " if commented else "") + "dtparam=" + ",".join(parts))
+        text.append("#" + " ".join(noise.splitlines()))
+    assert parse_baudrate("\n".join(text)) == expected
+    parse_baudrate(noise)
