@@ -95,7 +95,7 @@ def grab_bag_evening(live: Live, shoot: Shoot) -> None:
         live.buzz([f"P{s + 1}" for s in order])
         judged(live)
     seekers = sorted(box.engine.rules.buzzers(box.engine.game))
-    live.stamped_buzz([f"P{s + 1}" for s in reversed(seekers)], gap_s=0.012)   # same margins every run
+    live.buzz([f"P{s + 1}" for s in reversed(seekers)], gap_s=0.012)
     shoot("buzz")
     judged(live)
     while not box.engine.rules.is_over(box.engine.game):
