@@ -286,9 +286,16 @@ def test_ready_comes_after_every_pin_is_claimed_and_the_first_frame(tmp_path, mo
     real_show = display_mod.Display.show
     monkeypatch.setattr(display_mod.Display, "show",
                         lambda self, frame, now: frames.append(1) or real_show(self, frame, now))
-    handlers: dict[int, object] = {}
-    monkeypatch.setattr(daemon.signal, "signal", lambda sig, handler: handlers.setdefault(sig, handler))
     at_ready: dict[str, object] = {}
+
+    def take_signal(sig, handler):                   # no real signal: SIGTERM's handler is called
+        if sig == signal.SIGTERM:                    # once READY=1 has come (it may come first)
+            stop.append(handler)
+            if at_ready:
+                handler()
+
+    stop: list = []
+    monkeypatch.setattr(daemon.signal, "signal", take_signal)
 
     def claimed() -> set[str]:
         return {str(getattr(info, "name", info)) for info in Device.pin_factory._reservations}
@@ -297,7 +304,8 @@ def test_ready_comes_after_every_pin_is_claimed_and_the_first_frame(tmp_path, mo
         if state == "READY=1" and not at_ready:
             at_ready["pins"] = claimed()
             at_ready["frames"] = len(frames)
-            handlers[signal.SIGTERM]()               # stop, as systemd would, once the test has looked
+            for handler in stop:                     # stop, as systemd would, once the test has looked
+                handler()
         return True
 
     monkeypatch.setattr(systemd, "notify", notify)
