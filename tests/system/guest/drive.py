@@ -11,6 +11,7 @@ Run with the installed venv's Python (it reads the pin map from the installed pa
     drive.py lamps                the lit player lamps, e.g. "P2 P4"
     drive.py lines                the chip's requested lines as JSON {line: consumer} (the
                                   kernel's line info, GPIO_V2_GET_LINEINFO_IOCTL)
+    drive.py watch-open PATH SECS a line each time PATH is opened (inotify), for SECS
     drive.py ready CONFIG         run the installed daemon by hand (the unit stopped) with a
                                   notify socket whose queue is full, so that its READY=1 blocks
                                   in sendto() until read: the lines it holds at that moment, as
@@ -199,14 +200,20 @@ def ready(config: str) -> dict[str, object]:
     # As the unit runs it: its user and groups, the Pi's /proc/cpuinfo bound over the VM's
     # (the test drop-in does the same for the unit), a writable working directory for lgpio.
     # unshare, sh, setpriv and env each exec the next: the daemon keeps this process's pid.
+    log = open(work / "daemon.log", "w+")
     proc = subprocess.Popen(
         ["unshare", "-m", "--propagation", "private", "sh", "-c",
          'mount --bind /etc/systest/cpuinfo /proc/cpuinfo && exec setpriv --reuid=pi-companion '
          '--regid=pi-companion --init-groups -- "$@"', "sh",
          "/opt/pi-companion/venv/bin/pi-companion", "run", "--config", config],
-        env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+    def said() -> str:
+        log.seek(0)
+        return log.read()[-2000:]
     try:
-        end = time.monotonic() + 120
+        # A daemon start takes 5-60 s under TCG on a loaded host (imports, mostly).
+        end = time.monotonic() + 300
         blocked = False
         while time.monotonic() < end and proc.poll() is None:
             try:
@@ -221,8 +228,11 @@ def ready(config: str) -> dict[str, object]:
                     break
             time.sleep(0.005)
         if not blocked:
-            out = proc.stdout.read() if proc.poll() is not None else ""
-            sys.exit(f"FAIL: the daemon never blocked in sendto (READY=1) within 120 s: {out}")
+            where = ""
+            if proc.poll() is None:
+                where = (f"; still running, in syscall {Path(f'/proc/{proc.pid}/syscall').read_text().split()[:1]}"
+                         f" (wchan {Path(f'/proc/{proc.pid}/wchan').read_text()})")
+            sys.exit(f"FAIL: the daemon never blocked in sendto (READY=1) within 300 s{where}: {said()}")
         held = lines()                     # the moment of READY=1: the daemon cannot go on
         receiver.settimeout(10)
         got = [receiver.recv(4096) for _ in range(filled + 1)]
@@ -232,15 +242,31 @@ def ready(config: str) -> dict[str, object]:
         after = lines()
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=60)
-        out = proc.stdout.read()
         if rc != 0:
-            sys.exit(f"FAIL: the daemon run by hand exited {rc}: {out}")
+            sys.exit(f"FAIL: the daemon run by hand exited {rc}: {said()}")
         return {"at_ready": held, "a_second_later": after, "filled": filled}
     finally:
         if proc.poll() is None:
             proc.kill()
         receiver.close()
         filler.close()
+        log.close()
+
+
+def watch_open(path: str, seconds: float) -> None:
+    """Print a line each time `path` is opened, for `seconds` (inotify IN_OPEN)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK)
+    if fd < 0 or libc.inotify_add_watch(fd, path.encode(), 0x20) < 0:      # IN_OPEN
+        sys.exit(f"FAIL: cannot watch {path}: {os.strerror(ctypes.get_errno())}")
+    print("watching", flush=True)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            if os.read(fd, 4096):
+                print(f"opened at {time.monotonic():.3f}", flush=True)
+        except BlockingIOError:
+            time.sleep(0.05)
 
 
 def main(argv: list[str]) -> None:
@@ -248,6 +274,8 @@ def main(argv: list[str]) -> None:
         print(json.dumps(round_(argv[1], argv[2], int(argv[3]))))
     elif argv[0] == "lines":
         print(json.dumps(lines()))
+    elif argv[0] == "watch-open":
+        watch_open(argv[1], float(argv[2]))
     elif argv[0] == "ready":
         print(json.dumps(ready(argv[1])))
     elif argv[0] == "hold":
