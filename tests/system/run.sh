@@ -188,7 +188,9 @@ WEB_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 
 if [[ $ACCEL == kvm ]]; then ACCEL_ARGS=(-accel kvm -cpu host); else ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); fi
 # boot STAGE: start the VM on the run's disk with STAGE to run; returns at once (QEMU_PID).
 boot() {
-    local stage=$1 append="console=ttyS0 root=/dev/vda rw panic=-1 quiet mitigations=off"
+    # systemd.default_timeout_start_sec: on a host loaded by other jobs the 9p share's mount
+    # took over systemd's default 90 s, and the stage runner that needs it never started.
+    local stage=$1 append="console=ttyS0 root=/dev/vda rw panic=-1 quiet mitigations=off systemd.default_timeout_start_sec=600"
     # Boot 1 ends with the box powering itself off: journald copies the journal to the serial
     # console (a file on the host, written as it goes), where the host reads the power-off.
     [[ $stage == install ]] && append+=" systemd.journald.forward_to_console=1 systemd.journald.max_level_console=info"
