@@ -196,6 +196,7 @@ def ready(config: str) -> dict[str, object]:
         except BlockingIOError:
             break
     env = {"PATH": "/usr/bin:/bin", "GPIOZERO_PIN_FACTORY": "lgpio", "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1",
            "NOTIFY_SOCKET": str(path), "RUNTIME_DIRECTORY": str(work)}
     # As the unit runs it: its user and groups, the Pi's /proc/cpuinfo bound over the VM's
     # (the test drop-in does the same for the unit), a writable working directory for lgpio.
@@ -210,10 +211,10 @@ def ready(config: str) -> dict[str, object]:
 
     def said() -> str:
         log.seek(0)
-        return log.read()[-2000:]
+        return log.read()[-6000:]
     try:
         # A daemon start takes 5-60 s under TCG on a loaded host (imports, mostly).
-        end = time.monotonic() + 300
+        end = time.monotonic() + 240
         blocked = False
         while time.monotonic() < end and proc.poll() is None:
             try:
@@ -232,7 +233,9 @@ def ready(config: str) -> dict[str, object]:
             if proc.poll() is None:
                 where = (f"; still running, in syscall {Path(f'/proc/{proc.pid}/syscall').read_text().split()[:1]}"
                          f" (wchan {Path(f'/proc/{proc.pid}/wchan').read_text()})")
-            sys.exit(f"FAIL: the daemon never blocked in sendto (READY=1) within 300 s{where}: {said()}")
+                proc.send_signal(signal.SIGABRT)        # faulthandler: every thread's stack
+                time.sleep(3)
+            sys.exit(f"FAIL: the daemon never blocked in sendto (READY=1) within 240 s{where}: {said()}")
         held = lines()                     # the moment of READY=1: the daemon cannot go on
         receiver.settimeout(10)
         got = [receiver.recv(4096) for _ in range(filled + 1)]
