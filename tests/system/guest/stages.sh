@@ -4,15 +4,14 @@
 #   install   the test config first, then make install twice (the config is kept, the second
 #             changes nothing); polkit refuses another user's PowerOff and grants the daemon's
 #             user; then MENU held: the box powers the VM off through polkit
-#   play      boot as shipped, security score, READY=1 only with every line requested, Grab
-#             Bag rounds with the daemon frozen while two lines are written in either order (the
+#   play      boot as shipped, security score, Grab Bag rounds with the daemon frozen while two lines are written in either order (the
 #             kernel's edge timestamps decide), no display said once with its reason, no puck
 #             looked for, SIGKILL, a hung loop (the watchdog), bad config; then a game in
 #             progress for the host to cut the power on (QEMU killed)
 #   resume    after the hard power-off every acknowledged judgement is back; the big screen
 #             as its own user (no signal, no power-off, only history/; pages load from the
 #             host on the VM's address); an OLED stand-in (i2c-stub) on a real /dev/i2c-N;
-#             make uninstall keeps state, config and users; then the runner powers off cleanly
+#             READY=1 only with every line requested; make uninstall keeps state, config and users; then the runner powers off cleanly
 # Every check prints "ok - ..." or stops the stage with "FAIL: ..." (exit 1). Each step's
 # time goes to /systest/times (NAME SECONDS) for the host's timing table.
 set -uo pipefail
