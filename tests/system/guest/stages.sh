@@ -387,7 +387,9 @@ web_checks() {
     dpid=$(prop MainPID)
     [[ $(ps -o user= -p "$wpid") == "$WEB_USER" ]] || fail "$WEB_UNIT runs as $(ps -o user= -p "$wpid")"
     groups=$(sed -n 's/^Groups:\s*//p' /proc/$wpid/status | xargs -n1 getent group | cut -d: -f1 | sort | xargs)
-    [[ $groups == pi-companion ]] || fail "$WEB_UNIT's supplementary groups: '$groups' (want pi-companion only)"
+    # The kernel's list holds the primary group too: its own, and the daemon's; no device group.
+    [[ $groups == "pi-companion pi-companion-web" ]] \
+        || fail "$WEB_UNIT's groups: '$groups' (want its own and pi-companion only)"
     ok "$WEB_UNIT active since boot as $WEB_USER, supplementary groups: $groups"
 
     # A new finished game in history/, as the daemon moves one there (GameLog, the daemon's
