@@ -138,7 +138,7 @@ class Box:
         self.puck_mail = PuckMailbox(lambda: self.queue.put(PuckWake()))
         if config.wind_source == "puck":
             self._start_puck()
-        self.leds.show(self.engine.lit())    # the first frame is drawn by the loop, after READY
+        self.leds.show(self.engine.lit())    # the first frame: daemon.main draws it before READY
 
     # ---- the wind puck (its reader thread only posts to the mailbox) ----
 

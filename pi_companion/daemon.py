@@ -78,6 +78,28 @@ class StopLatch:
             return
 
 
+# ---- debug only: a hung loop on demand, for the system test's watchdog check ---------------
+# Off unless the environment says PI_COMPANION_DEBUG_HANG=1 (the shipped unit never does; the
+# system test's drop-in and tests/test_daemon.py do). Then SIGUSR2 makes the box loop thread
+# block for ever at its next pass while every other thread and the process live on: only a
+# watchdog fed by the loop itself stops, and systemd must kill and restart the daemon.
+DEBUG_HANG_ENV = "PI_COMPANION_DEBUG_HANG"
+
+
+def arm_debug_hang(box: Any) -> None:
+    if os.environ.get(DEBUG_HANG_ENV) != "1":
+        return
+
+    def hang(*_: Any) -> None:
+        log.warning("debug: SIGUSR2: the box loop hangs from its next pass (%s=1)", DEBUG_HANG_ENV)
+        box._turn = threading.Event().wait        # the loop's next pass never returns
+        box.queue.put(Wake())                     # ... and it comes now, not at the next timer
+
+    from .app import Wake
+    signal.signal(signal.SIGUSR2, hang)
+# ---- end of the debug-only part ----------------------------------------------------------
+
+
 def main(args: Any) -> int:
     config = build_config(args)
     if config is None:
@@ -109,6 +131,10 @@ def main(args: Any) -> int:
     box = built.box
 
     stop.install()
+    arm_debug_hang(box)
+    # READY=1 only once every pin is claimed (assemble above) and the first frame is drawn: drawn
+    # here, before the loop thread runs, so that nothing races it.
+    box.draw()
     box.start()
     systemd.notify("READY=1")
     log.info("ready: %s for %s", config.game, ", ".join(config.players))

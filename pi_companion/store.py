@@ -41,6 +41,8 @@ RETRY_S = 2.0            # a failed write is retried this often
 WAIT_S = 2.0             # a record not durable after this long: the disk is "not responding"
 MAX_LINE = 1 << 20       # no record is this long: a longer line is damage, not a record
 CHUNK = 1 << 16          # bytes read at a time when streaming a log
+HISTORY_DIR_MODE = 0o750    # history/: listed and read by the big screen's user (the group)
+HISTORY_FILE_MODE = 0o640   # each finished game in it
 
 REASONS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.EFBIG: "file too big",
            errno.EROFS: "read-only", errno.EACCES: "read-only", errno.EPERM: "read-only",
@@ -605,6 +607,9 @@ class GameLog:
             return
         hist = self.dir / "history"
         hist.mkdir(exist_ok=True)
+        # The big screen runs as its own user in this directory's group: it may list and read
+        # history/ (its /history page), nothing else here (current.log, host-token stay 0600).
+        os.chmod(hist, HISTORY_DIR_MODE)
         old = history_files(hist)
         number = max((history_number(p) or 0 for p in old), default=0) + 1
         os.replace(self.path, hist / f"{HISTORY_PREFIX}{number:06d}-{time.strftime('%Y%m%d-%H%M%S')}.log")
@@ -612,6 +617,9 @@ class GameLog:
         old = history_files(hist)
         for stale in old[: max(0, len(old) - self.history)]:
             stale.unlink()
+        for kept in old[max(0, len(old) - self.history):]:
+            if kept.stat().st_mode & 0o777 != HISTORY_FILE_MODE:
+                os.chmod(kept, HISTORY_FILE_MODE)
 
     def _sync_dir(self) -> None:
         fd = os.open(self.dir, os.O_RDONLY)

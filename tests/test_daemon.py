@@ -221,3 +221,108 @@ def test_the_daemon_imports_only_the_game_it_plays(tmp_path):
         sock.close()
     assert (tmp_path / "-c").read_text().split() == [          # the default game: Grab Bag
         "pi_companion.games.base", "pi_companion.games.grab_bag", "pi_companion.games.registry"]
+
+
+def test_a_hung_loop_stops_the_watchdog_while_the_process_lives(tmp_path):
+    """The watchdog is fed by the box loop itself: block that one thread (the debug-only
+    SIGUSR2 trigger, PI_COMPANION_DEBUG_HANG=1) and the WATCHDOG=1 datagrams stop, although
+    the process, its main thread and every other thread live on. A watchdog fed by a timer
+    thread would keep pinging and systemd would never restart a hung box."""
+    proc, sock = start(tmp_path, {"WATCHDOG_USEC": "400000", "PI_COMPANION_DEBUG_HANG": "1"})
+    try:
+        assert "READY=1" in receive_until(sock, "READY=1")
+
+        def pings(seconds: float) -> int:
+            end, n = time.monotonic() + seconds, 0
+            while (left := end - time.monotonic()) > 0:
+                sock.settimeout(left)
+                try:
+                    n += sock.recv(4096).decode().split("\n").count("WATCHDOG=1")
+                except TimeoutError:
+                    break
+            return n
+
+        assert pings(1.5) >= 3                     # every 0.2 s while the loop runs
+        proc.send_signal(signal.SIGUSR2)
+        pings(0.6)                                 # the ping of the pass it was in may still come
+        silent = pings(2.0)
+        assert proc.poll() is None, proc.stderr.read()
+        assert silent == 0, f"{silent} WATCHDOG=1 in 2 s after the loop hung"
+        # The process is alive and its main thread still takes a signal: not a frozen process.
+        assert len(os.listdir(f"/proc/{proc.pid}/task")) >= 2
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        sock.close()
+    assert "the box loop hangs" in proc.stderr.read()
+
+
+def test_the_debug_hang_is_off_unless_asked_for(tmp_path):
+    """Without PI_COMPANION_DEBUG_HANG=1 (the shipped unit) SIGUSR2 is not the hang trigger:
+    Python's default for it ends the process, and the watchdog never stops while it lives."""
+    proc, sock = start(tmp_path, {"WATCHDOG_USEC": "400000"})
+    try:
+        assert "READY=1" in receive_until(sock, "READY=1")
+        proc.send_signal(signal.SIGUSR2)
+        assert proc.wait(timeout=10) == -signal.SIGUSR2
+    finally:
+        proc.kill()
+        sock.close()
+    assert "the box loop hangs" not in proc.stderr.read()
+
+
+def test_ready_comes_after_every_pin_is_claimed_and_the_first_frame(tmp_path, monkeypatch):
+    """READY=1 tells systemd (and the system test) that the box is up: at that moment every
+    pin the box will ever hold is claimed and one frame has gone to the display. Checked at
+    the very call, in the real daemon.main on mock pins: no race with the loop thread."""
+    import argparse
+
+    from gpiozero import Device
+
+    from pi_companion import daemon, systemd
+    from pi_companion.hw import display as display_mod
+
+    frames: list[int] = []
+    real_show = display_mod.Display.show
+    monkeypatch.setattr(display_mod.Display, "show",
+                        lambda self, frame, now: frames.append(1) or real_show(self, frame, now))
+    at_ready: dict[str, object] = {}
+
+    latches: list = []                               # no real signal: once READY=1 has come the
+    monkeypatch.setattr(daemon.StopLatch, "install", lambda self: latches.append(self))   # test
+                                                     # wakes the main thread as SIGTERM would
+
+    def claimed() -> set[str]:
+        return {str(getattr(info, "name", info)) for info in Device.pin_factory._reservations}
+
+    def notify(state: str) -> bool:
+        if state == "READY=1" and not at_ready:
+            at_ready["pins"] = claimed()
+            at_ready["frames"] = len(frames)
+            for latch in latches:                    # stop, as systemd would, once the test has looked
+                latch.signalled = True
+                latch.set()
+        return True
+
+    monkeypatch.setattr(systemd, "notify", notify)
+    args = argparse.Namespace(config=os.devnull, game=None, players=None,
+                              pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
+    previous = Device.pin_factory
+    try:
+        from pi_companion import app
+        steady: set[str] = set()
+        real_close = app.Box.close
+
+        def close(box):
+            steady.update(claimed())                 # everything the box held, as it stops
+            real_close(box)
+
+        monkeypatch.setattr(app.Box, "close", close)
+        assert daemon.main(args) == 0
+    finally:
+        Device.pin_factory.reset()
+        Device.pin_factory = previous
+    assert at_ready, "no READY=1"
+    assert len(steady) >= 7, steady                  # 4 players, YES, NO, MENU at least
+    assert steady <= at_ready["pins"], f"not yet claimed at READY: {sorted(steady - at_ready['pins'])}"
+    assert at_ready["frames"] >= 1, "READY=1 before the first frame was drawn"

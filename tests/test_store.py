@@ -189,6 +189,25 @@ def test_history_is_ordered_and_pruned_by_the_box_s_number_not_the_clock(tmp_pat
     assert [g["path"] for g in history(tmp_path)[0]] == [p.name for p in reversed(kept)]
 
 
+def test_history_is_the_only_thing_the_group_may_read(tmp_path):
+    """Under the unit's UMask=0077 the big screen's user (in the daemon's group) reads the
+    finished games in history/ and nothing else: the current game stays the daemon's."""
+    old_umask = os.umask(0o077)
+    try:
+        store = GameLog(tmp_path, history=3)
+        (tmp_path / "history").mkdir(mode=0o700)             # as an older version left it
+        for seed in range(3):
+            store.start({"game": "grab-bag", "players": ["A", "B"], "options": {}, "seed": seed})
+        store.close()
+    finally:
+        os.umask(old_umask)
+    mode = lambda p: p.stat().st_mode & 0o777              # noqa: E731
+    assert mode(tmp_path / "history") == 0o750
+    games = sorted((tmp_path / "history").glob("*.log"))
+    assert len(games) == 2 and {mode(p) for p in games} == {0o640}
+    assert mode(tmp_path / "current.log") == 0o600
+
+
 def memory_dir(tmp_path):
     """A real directory in memory where there is one (SIGKILL keeps what was written either
     way; fsync on a busy disk would only slow the loop down)."""

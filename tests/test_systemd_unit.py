@@ -14,9 +14,12 @@ UNIT = SYSTEMD_DIR / "pi-companion.service"
 MAX_EXPOSURE = 1.0
 
 
-def tool(name: str) -> str:
+def tool(name: str, required: str | None = None) -> str:
+    """The tool's path; skip without it, or fail if `required` says how to install it."""
     path = shutil.which(name)
     if path is None:
+        if required:
+            pytest.fail(f"{name} is not installed ({required}): this check must not be skipped")
         pytest.skip(f"{name} is not installed")
     return path
 
@@ -123,6 +126,12 @@ def test_sysusers_creates_the_user_in_the_device_groups(tmp_path: Path) -> None:
     assert groups["dialout"][2] == "20", "an existing group keeps its GID"
     for group in ("gpio", "i2c", "dialout"):
         assert groups[group][3].split(",") == ["pi-companion"]
+    # The big screen's user: its own, in the daemon's group only (hub socket, history/).
+    web = passwd["pi-companion-web"]
+    assert 0 < int(web[2]) < 1000 and web[2] != user[2] and web[6].endswith("nologin")
+    assert web[3] != user[3], "a primary group of its own"
+    member_of = {name for name, fields in groups.items() if "pi-companion-web" in fields[3].split(",")}
+    assert member_of == {"pi-companion"}
 
 
 def test_udev_rule_names_the_puck() -> None:
@@ -146,7 +155,7 @@ const rules = [];
 const polkit = {Result: {YES: "yes", NO: "no", NOT_HANDLED: null}, addRule: (f) => rules.push(f)};
 eval(fs.readFileSync(process.argv[2], "utf8"));
 const out = {};
-for (const user of ["pi-companion", "pi"]) {
+for (const user of ["pi-companion", "pi-companion-web", "pi"]) {
   for (const id of JSON.parse(process.argv[3])) {
     let answer = null;
     for (const rule of rules) {
@@ -161,7 +170,7 @@ console.log(JSON.stringify(out));
 
 
 def test_polkit_rule_allows_power_off_and_nothing_else(tmp_path: Path) -> None:
-    node = tool("node")
+    node = tool("node", required="apt-get install nodejs; .ci/run does")
     actions = ["org.freedesktop.login1.power-off",
                "org.freedesktop.login1.power-off-multiple-sessions",
                "org.freedesktop.login1.power-off-ignore-inhibit",
@@ -204,7 +213,13 @@ def test_the_web_unit_has_no_gpio_and_cannot_write_the_state() -> None:
     get = {k: v for k, v in pairs}
     assert get["PrivateDevices"] == "yes" and not [v for k, v in pairs if k == "DeviceAllow"]
     assert get["ProtectSystem"] == "strict" and "/var/lib/pi-companion" in get["ReadOnlyPaths"]
-    assert not {"StateDirectory", "RuntimeDirectory", "ReadWritePaths", "SupplementaryGroups"} & get.keys()
+    assert not {"StateDirectory", "RuntimeDirectory", "ReadWritePaths"} & get.keys()
+    # Its own user, with the daemon's group as its group (PrivateUsers= maps only User= and
+    # Group=, so a supplementary group would not reach the hub socket); no device group.
+    assert get["User"] == "pi-companion-web" and get["Group"] == "pi-companion"
+    assert "SupplementaryGroups" not in get and get["PrivateUsers"] == "yes"
+    daemon = dict(directives(UNIT))
+    assert daemon["StateDirectoryMode"] == "0710" and daemon["RuntimeDirectoryMode"] == "0710"
     assert "AF_INET" in get["RestrictAddressFamilies"] and "PrivateNetwork" not in get
     assert "--socket /run/pi-companion/hub.sock" in get["ExecStart"]
     assert "PrivateNetwork" in {k for k, _ in directives(UNIT)}     # the daemon stays offline

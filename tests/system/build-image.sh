@@ -75,6 +75,10 @@ install -D -m 0644 "$HERE/image/systest.mount" "\$R/etc/systemd/system/systest.m
 install -D -m 0644 "$HERE/image/99-gpiochip.rules" "\$R/etc/udev/rules.d/99-gpiochip.rules"
 install -D -m 0644 "$HERE/image/pi-companion-test.conf" "\$R/etc/systemd/system/pi-companion.service.d/systest.conf"
 install -D -m 0644 "$HERE/image/cpuinfo" "\$R/etc/systest/cpuinfo"
+# The VM's address on QEMU's user network (the resume stage starts systemd-networkd).
+mkdir -p "\$R/etc/systemd/network"
+printf '[Match]\nType=ether\n\n[Network]\nAddress=10.0.2.15/24\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' \
+    > "\$R/etc/systemd/network/20-systest.network"
 mkdir -p "\$R/etc/systemd/journald.conf.d" "\$R/etc/systemd/system.conf.d"
 printf '[Journal]\nStorage=volatile\n' > "\$R/etc/systemd/journald.conf.d/systest.conf"
 printf '[Manager]\nShowStatus=error\n' > "\$R/etc/systemd/system.conf.d/systest.conf"
@@ -99,6 +103,11 @@ for m in drivers/net drivers/gpu drivers/media drivers/scsi drivers/infiniband d
     MODULE_EXCLUDES+=("--dpkgopt=path-exclude=/lib/modules/*/kernel/$m/*"
                       "--dpkgopt=path-exclude=/usr/lib/modules/*/kernel/$m/*")
 done
+# ... but the resume boot's network card (virtio-net, for the big screen's pages from the host).
+MODULE_EXCLUDES+=("--dpkgopt=path-include=/lib/modules/*/kernel/drivers/net/virtio_net.ko*"
+                  "--dpkgopt=path-include=/usr/lib/modules/*/kernel/drivers/net/virtio_net.ko*"
+                  "--dpkgopt=path-include=/lib/modules/*/kernel/drivers/net/net_failover.ko*"
+                  "--dpkgopt=path-include=/usr/lib/modules/*/kernel/drivers/net/net_failover.ko*")
 echo "build-image: mmdebstrap bookworm from $MIRROR"
 mmdebstrap --variant=minbase --dpkgopt=force-unsafe-io \
     --include=systemd,systemd-sysv,udev,dbus,polkitd,linux-image-amd64,python3,python3-venv,python3-pip,make,kmod,initramfs-tools,procps \

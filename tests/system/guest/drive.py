@@ -1,18 +1,33 @@
 """Presses the box's buttons through gpio-sim and watches its lamps, inside the system test VM.
 
 Run with the installed venv's Python (it reads the pin map from the installed package):
-    drive.py round FIRST SECOND   FIRST presses, SECOND 1 ms later; the box must pick FIRST
-                                  (kernel edge timestamps), then YES; prints JSON: the bounds
-                                  of the gap between the two edges and the latencies
+    drive.py round FIRST SECOND PID  the daemon (PID) frozen by SIGSTOP, FIRST's line written,
+                                  GAP_S later SECOND's, then SIGCONT: both edges wait in the
+                                  kernel, stamped there, and reach the daemon together. The box
+                                  must pick FIRST and put SECOND behind by the kernel's gap
+                                  (checked by the stage); then YES. Prints JSON: the bounds of
+                                  the gap between the two edges and the latencies
     drive.py hold BUTTON SECONDS  press, hold, release
     drive.py lamps                the lit player lamps, e.g. "P2 P4"
+    drive.py lines                the chip's requested lines as JSON {line: consumer} (the
+                                  kernel's line info, GPIO_V2_GET_LINEINFO_IOCTL)
+    drive.py watch-open PATH SECS a line each time PATH is opened (inotify), for SECS
+    drive.py ready CONFIG         run the installed daemon by hand (the unit stopped) with a
+                                  notify socket whose queue is full, so that its READY=1 blocks
+                                  in sendto() until read: the lines it holds at that moment, as
+                                  JSON; then READY=1 is read and the daemon stopped (SIGTERM)
 Writing "pull-down" to a line's sim_gpioN/pull grounds it, as a pressed button does; the lamps
 are the box's output lines, read back through sim_gpioN/value.
 """
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import json
 import os
+import signal
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,7 +38,8 @@ SYSFS = Path(Path("/run/gpio-sim/sysfs").read_text().strip())
 PINS = load_pinmap()
 PLAYERS = sorted(k for k in PINS if k.startswith("P") and k[1:].isdigit())
 LOG = Path("/var/lib/pi-companion/current.log")
-GAP_S = 0.001
+GAP_S = 0.020          # well inside the test config's 50 ms buzz window; far above any jitter
+CHIP = Path("/dev") / SYSFS.name           # the gpio-sim chip's character device
 
 
 def pull(button: str) -> int:
@@ -62,20 +78,42 @@ def wait_lamps(want: frozenset[str], what: str, timeout: float = 15.0) -> int:
              f"expected {' '.join(sorted(want)) or 'none'} within {timeout:.0f} s")
 
 
-def round_(first: str, second: str) -> dict[str, float]:
+def frozen(pid: int) -> None:
+    """SIGSTOP `pid` and wait until every one of its threads is stopped."""
+    os.kill(pid, signal.SIGSTOP)
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        states = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:
+                pass
+        if states and all(s in "tT" for s in states):
+            return
+        time.sleep(0.001)
+    sys.exit(f"FAIL: the daemon (pid {pid}) did not stop within 10 s of SIGSTOP")
+
+
+def round_(first: str, second: str, pid: int) -> dict[str, float]:
     seekers = lamps()
     if first not in seekers or second not in seekers:
         sys.exit(f"FAIL: {first} and {second} must both be seekers; lit: {sorted(seekers)}")
     size = LOG.stat().st_size
     a, b = pull(first), pull(second)
-    t0 = time.monotonic_ns()
-    os.write(a, b"pull-down")              # the kernel stamps this edge now ...
-    t0_end = time.monotonic_ns()
-    while time.monotonic_ns() - t0_end < GAP_S * 1e9:
-        pass
-    t1 = time.monotonic_ns()
-    os.write(b, b"pull-down")              # ... and this one at least 1 ms later
-    t1_end = time.monotonic_ns()
+    frozen(pid)                            # the daemon reads nothing until SIGCONT
+    try:
+        t0 = time.monotonic_ns()
+        os.write(a, b"pull-down")          # the kernel stamps this edge now ...
+        t0_end = time.monotonic_ns()
+        while time.monotonic_ns() - t0_end < GAP_S * 1e9:
+            pass
+        t1 = time.monotonic_ns()
+        os.write(b, b"pull-down")          # ... and this one GAP_S later
+        t1_end = time.monotonic_ns()
+    finally:
+        t_cont = time.monotonic_ns()
+        os.kill(pid, signal.SIGCONT)       # both edges now wait in the kernel, stamped
     t_logged = None
     end = time.monotonic() + 15.0
     while time.monotonic() < end:          # the first edge is fsynced into the log ...
@@ -100,17 +138,149 @@ def round_(first: str, second: str) -> dict[str, float]:
     # YES: the winner scores and becomes Grab Master; everybody else seeks again.
     t_ack = wait_lamps(frozenset(PLAYERS[: len(seekers) + 1]) - {first}, f"YES for {first}")
     # Where the kernel's stamps of the two edges can lie, on the same clock (CLOCK_MONOTONIC):
-    # each inside its own write() call. A loaded host can stretch the 1 ms gap; the box's
-    # reading of the gap must fall in these bounds all the same.
+    # each inside its own write() call. The daemon read neither before SIGCONT, so the time it
+    # read them says nothing about their order or their gap: only the kernel's stamps do.
     return {"gap_min_ms": (t1 - t0_end) / 1e6, "gap_max_ms": (t1_end - t0) / 1e6,
-            "edge_to_logged_ms": (t_logged - t0) / 1e6,
-            "edge_to_decision_ms": (t_decided - t0) / 1e6,
+            "cont_to_logged_ms": (t_logged - t_cont) / 1e6,
+            "cont_to_decision_ms": (t_decided - t_cont) / 1e6,
             "yes_to_ack_ms": (t_ack - t_yes) / 1e6}
+
+
+# ---- the kernel's line info: which lines are requested, and by whom ---------------------------
+class LineInfo(ctypes.Structure):          # struct gpio_v2_line_info (linux/gpio.h), 256 bytes
+    _fields_ = [("name", ctypes.c_char * 32), ("consumer", ctypes.c_char * 32),
+                ("offset", ctypes.c_uint32), ("num_attrs", ctypes.c_uint32),
+                ("flags", ctypes.c_uint64), ("attrs", ctypes.c_uint8 * (10 * 16)),
+                ("padding", ctypes.c_uint32 * 4)]
+
+
+GPIO_V2_GET_LINEINFO_IOCTL = (3 << 30) | (ctypes.sizeof(LineInfo) << 16) | (0xB4 << 8) | 0x05
+GPIO_V2_LINE_FLAG_USED = 1
+
+
+def lines() -> dict[int, str]:
+    """{offset: consumer} of every requested line of the gpio-sim chip."""
+    used = {}
+    fd = os.open(CHIP, os.O_RDONLY)
+    try:
+        for offset in range(28):
+            info = LineInfo(offset=offset)
+            fcntl.ioctl(fd, GPIO_V2_GET_LINEINFO_IOCTL, info)
+            if info.flags & GPIO_V2_LINE_FLAG_USED:
+                used[offset] = info.consumer.decode() or "?"
+    finally:
+        os.close(fd)
+    return used
+
+
+def ready(config: str) -> dict[str, object]:
+    """The lines the daemon holds when its READY=1 is sent (it blocks there until read)."""
+    work = Path("/run/systest-ready")
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    work.mkdir(mode=0o755)
+    os.chown(work, *[int(x) for x in subprocess.check_output(
+        ["sh", "-c", "id -u pi-companion; id -g pi-companion"], text=True).split()])
+    path = work / "notify"
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(str(path))
+    os.chmod(path, 0o666)
+    # Fill the receiver's queue: the daemon's first datagram (READY=1: no WATCHDOG_USEC here)
+    # then blocks in sendto() until the test reads, whatever the daemon would do next.
+    filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    filler.setblocking(False)
+    filled = 0
+    while True:
+        try:
+            filler.sendto(b"filler", str(path))
+            filled += 1
+        except BlockingIOError:
+            break
+    env = {"PATH": "/usr/bin:/bin", "GPIOZERO_PIN_FACTORY": "lgpio", "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1",
+           "NOTIFY_SOCKET": str(path), "RUNTIME_DIRECTORY": str(work)}
+    # As the unit runs it: its user and groups, the Pi's /proc/cpuinfo bound over the VM's
+    # (the test drop-in does the same for the unit), a writable working directory for lgpio.
+    # unshare, sh, setpriv and env each exec the next: the daemon keeps this process's pid.
+    log = open(work / "daemon.log", "w+")
+    proc = subprocess.Popen(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         'mount --bind /etc/systest/cpuinfo /proc/cpuinfo && exec setpriv --reuid=pi-companion '
+         '--regid=pi-companion --init-groups -- "$@"', "sh",
+         "/opt/pi-companion/venv/bin/pi-companion", "run", "--config", config],
+        env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+    def said() -> str:
+        log.seek(0)
+        return log.read()[-6000:]
+    try:
+        # A daemon start takes 5-60 s under TCG on a loaded host (imports, mostly).
+        end = time.monotonic() + 240
+        blocked = False
+        while time.monotonic() < end and proc.poll() is None:
+            try:
+                call = Path(f"/proc/{proc.pid}/syscall").read_text().split()
+                exe = os.readlink(f"/proc/{proc.pid}/exe")
+            except (FileNotFoundError, ProcessLookupError):
+                call, exe = [], ""
+            if "python" in exe and call and call[0] == "44":      # sendto(2) on x86_64
+                time.sleep(0.05)                # blocked there, not passing through (the hub's
+                if Path(f"/proc/{proc.pid}/syscall").read_text().split()[:2] == call[:2]:
+                    blocked = True              # wake-up is a sendto too, and never blocks)
+                    break
+            time.sleep(0.005)
+        if not blocked:
+            where = ""
+            if proc.poll() is None:
+                where = (f"; still running, in syscall {Path(f'/proc/{proc.pid}/syscall').read_text().split()[:1]}"
+                         f" (wchan {Path(f'/proc/{proc.pid}/wchan').read_text()})")
+                proc.send_signal(signal.SIGABRT)        # faulthandler: every thread's stack
+                time.sleep(3)
+            sys.exit(f"FAIL: the daemon never blocked in sendto (READY=1) within 240 s{where}: {said()}")
+        held = lines()                     # the moment of READY=1: the daemon cannot go on
+        receiver.settimeout(10)
+        got = [receiver.recv(4096) for _ in range(filled + 1)]
+        if got[-1] != b"READY=1" or any(g != b"filler" for g in got[:-1]):
+            sys.exit(f"FAIL: the blocked datagram was {got[-1]!r}, not READY=1")
+        time.sleep(1.0)
+        after = lines()
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=60)
+        if rc != 0:
+            sys.exit(f"FAIL: the daemon run by hand exited {rc}: {said()}")
+        return {"at_ready": held, "a_second_later": after, "filled": filled}
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        receiver.close()
+        filler.close()
+        log.close()
+
+
+def watch_open(path: str, seconds: float) -> None:
+    """Print a line each time `path` is opened, for `seconds` (inotify IN_OPEN)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK)
+    if fd < 0 or libc.inotify_add_watch(fd, path.encode(), 0x20) < 0:      # IN_OPEN
+        sys.exit(f"FAIL: cannot watch {path}: {os.strerror(ctypes.get_errno())}")
+    print("watching", flush=True)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            if os.read(fd, 4096):
+                print(f"opened at {time.monotonic():.3f}", flush=True)
+        except BlockingIOError:
+            time.sleep(0.05)
 
 
 def main(argv: list[str]) -> None:
     if argv[0] == "round":
-        print(json.dumps(round_(argv[1], argv[2])))
+        print(json.dumps(round_(argv[1], argv[2], int(argv[3]))))
+    elif argv[0] == "lines":
+        print(json.dumps(lines()))
+    elif argv[0] == "watch-open":
+        watch_open(argv[1], float(argv[2]))
+    elif argv[0] == "ready":
+        print(json.dumps(ready(argv[1])))
     elif argv[0] == "hold":
         press(argv[1])
         time.sleep(float(argv[2]))

@@ -1,20 +1,25 @@
 #!/bin/bash
 # The system test's checks inside the VM, one stage per boot (run by systest-runner as root).
 # Three boots; each ends in a different way, so that each ending is itself a check:
-#   install   make install twice (the second changes nothing); another user's PowerOff is
-#             refused by polkit; then MENU held: the box powers the VM off through polkit
-#   play      boot as shipped, security score, Grab Bag rounds decided by the kernel's edge
-#             timestamps, no display said once, SIGKILL, SIGSTOP, bad config; then a game in
+#   install   the test config first, then make install twice (the config is kept, the second
+#             changes nothing); polkit refuses another user's PowerOff and grants the daemon's
+#             user; then MENU held: the box powers the VM off through polkit
+#   play      boot as shipped, security score, Grab Bag rounds with the daemon frozen while two lines are written in either order (the
+#             kernel's edge timestamps decide), no display said once with its reason, no puck
+#             looked for, SIGKILL, a hung loop (the watchdog), bad config; then a game in
 #             progress for the host to cut the power on (QEMU killed)
-#   resume    after the hard power-off every acknowledged judgement is back; an OLED stand-in
-#             (i2c-stub) on a real /dev/i2c-N; make uninstall keeps state, config and user;
-#             then the runner powers off cleanly
+#   resume    after the hard power-off every acknowledged judgement is back; the big screen
+#             as its own user (no signal, no power-off, only history/; pages load from the
+#             host on the VM's address); an OLED stand-in (i2c-stub) on a real /dev/i2c-N;
+#             READY=1 only with every line requested; make uninstall keeps state, config and users; then the runner powers off cleanly
 # Every check prints "ok - ..." or stops the stage with "FAIL: ..." (exit 1). Each step's
 # time goes to /systest/times (NAME SECONDS) for the host's timing table.
 set -uo pipefail
 S=/systest
 STAGE=$1
 UNIT=pi-companion.service
+WEB_UNIT=pi-companion-web.service
+WEB_USER=pi-companion-web
 VENV=/opt/pi-companion/venv
 PC="$VENV/bin/pi-companion"
 STATE=/var/lib/pi-companion
@@ -59,7 +64,16 @@ new_pid() { [[ $(prop ActiveState) == active && $(prop MainPID) != "$1" && $(pro
 status_json() { "$PC" status --json; }
 # field EXPR: a Python expression over the status report `r`
 field() { status_json | python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
-drive() { "$VENV/bin/python" "$S/drive.py" "$@" || fail "drive.py $*"; }
+# drive ARGS: drive.py; its own FAIL line stops the stage. Inside $(...) `fail` only ends the
+# subshell, so the caller writes `r=$(drive ...) || exit 1` (drive has printed the reason).
+drive() {
+    "$VENV/bin/python" "$S/drive.py" "$@" && return 0
+    fail "drive.py $* (its reason above)" >&2
+}
+# as_web COMMAND...: run COMMAND as the big screen's user, its groups as the unit gives them
+as_web() { setpriv --reuid=$WEB_USER --regid=$WEB_USER --init-groups -- "$@"; }
+# The player a button belongs to, in the default config: P1 Red, P2 Blue, P3 Green, P4 Yellow
+player() { case $1 in P1) echo Red ;; P2) echo Blue ;; P3) echo Green ;; P4) echo Yellow ;; esac; }
 scores() { field 'json.dumps(r["scores"], sort_keys=True)'; }
 
 # Where the boot's time went (TCG makes every boot slow): called once the boot has finished,
@@ -83,6 +97,12 @@ stage_install() {
     # pi-companion's wheel, built by the host from this same checkout.
     PI_COMPANION_WHEEL=$(ls $S/wheels/pi_companion-*.whl) || fail "no pi-companion wheel"
     export PI_COMPANION_WHEEL
+    # The test's own config, there before the install (which must keep it): a known seed, a
+    # buzz window wide enough for the rounds' 20 ms gap and a loaded host's jitter, and the
+    # big screen on (make install then enables and starts its unit).
+    mkdir -p /etc/pi-companion
+    printf '[box]\nseed = 7\n\n[games.grab-bag]\nsettle_ms = 50\n\n[web]\nenabled = true\n' > $CONFIG
+    sha256sum $CONFIG > /root/config.sum
     lap "copy the checkout and wheels"
     local t=$SECONDS
     make install 2>&1 | tee /root/install-1.log | stamp "make install 1" || fail "make install"
@@ -93,11 +113,15 @@ stage_install() {
         id -nG pi-companion | tr ' ' '\n' | grep -qx $g || fail "pi-companion is not in group $g"
     done
     ok "sysusers: user pi-companion in gpio, i2c, dialout ($(getent passwd pi-companion | cut -d: -f3,7))"
+    [[ $(id -nG $WEB_USER 2>&1) == "$WEB_USER pi-companion" ]] \
+        || fail "sysusers: $WEB_USER should be in its own group and pi-companion only: $(id $WEB_USER 2>&1)"
+    ok "sysusers: user $WEB_USER in its own group and the daemon's only ($(id $WEB_USER))"
     [[ $(systemctl is-enabled $UNIT) == enabled ]] || fail "unit not enabled"
     ok "unit enabled"
-    [[ -s $CONFIG ]] || fail "no $CONFIG"
-    "$PC" config check $CONFIG || fail "the installed config does not pass config check"
-    ok "config template in $CONFIG"
+    sha256sum --quiet -c /root/config.sum || fail "make install changed the existing $CONFIG"
+    grep -q "keeping the existing $CONFIG" /root/install-1.log || fail "install.sh did not say it kept $CONFIG"
+    "$PC" config check $CONFIG || fail "the config does not pass config check"
+    ok "the existing $CONFIG kept as it was"
     grep -qx 'include-system-site-packages = true' $VENV/pyvenv.cfg \
         || fail "the venv does not use the system's lgpio (system-site-packages)"
     grep -q "system site-packages" /root/install-1.log || fail "install.sh did not say it uses the system lgpio"
@@ -107,6 +131,8 @@ stage_install() {
     ok "venv without a pip of its own: the system's pip (python3-pip) installed into it"
     wait_for 90 "$UNIT active after make install" active
     ok "service active after make install"
+    [[ $(systemctl is-enabled $WEB_UNIT) == enabled ]] || fail "$WEB_UNIT not enabled with [web] enabled = true"
+    ok "$WEB_UNIT enabled ([web] enabled = true)"
 
     snapshot() {
         # Not compared: byte code (it records source mtimes) and pip's record of where it
@@ -114,7 +140,7 @@ stage_install() {
         find /etc /opt/pi-companion -xdev -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
             ! -name direct_url.json ! -path '*.dist-info/RECORD' -print0 | sort -z | xargs -0 sha256sum
         find /etc /opt/pi-companion -xdev -printf '%p %m %u %g\n' | sort
-        systemctl is-enabled $UNIT
+        systemctl is-enabled $UNIT $WEB_UNIT
     }
     lap "checks after make install"
     snapshot > /root/snap-1
@@ -125,35 +151,44 @@ stage_install() {
     wait_for 90 "$UNIT active after the second make install" active
     lap "second make install, compared"
 
-    # The test's own settings: a known seed, and a buzz window wide enough for TCG's jitter on
-    # a loaded host (presses written 1 ms apart must both land inside it, so that the kernel's
-    # timestamps decide).
-    printf '[box]\nseed = 7\n\n[games.grab-bag]\nsettle_ms = 50\n' > $CONFIG
-    "$PC" config check $CONFIG || fail "the test config"
-    systemctl stop $UNIT
-    rm -f $STATE/current.log     # a fresh game on the test config
-    systemctl start $UNIT || fail "start with the test config"
-    ok "test config written, a fresh game started"
-
-    # --- power-off: another unprivileged user is refused by polkit
+    # --- power-off: polkit refuses another unprivileged user and grants the daemon's. logind
+    # says "Access denied" by itself (no polkit, or polkit down): only polkit's own answer for
+    # a non-interactive call, a challenge, makes it say "Interactive authentication required".
     id mallory >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin mallory
     local out
     if out=$(runuser -u mallory -- busctl call --system org.freedesktop.login1 /org/freedesktop/login1 \
             org.freedesktop.login1.Manager PowerOff b false 2>&1); then
         fail "user mallory could power the box off"
     fi
-    echo "$out" | grep -qiE 'access denied|interactive authentication required|not authorized' \
-        || fail "mallory refused for another reason: $out"
-    ok "another unprivileged user cannot power off: $out"
-    lap "test config, polkit refusal"
+    grep -q 'Interactive authentication required' <<< "$out" \
+        || fail "mallory's PowerOff was refused, but not by polkit: $out"
+    polkit_says mallory no
+    polkit_says pi-companion yes
+    ok "another unprivileged user's PowerOff: '$out' (polkit's challenge); pkcheck: mallory no, pi-companion yes"
+    lap "polkit refusal and grant"
 
     boot_report
     # --- MENU held 3 s: the daemon powers the VM off through the polkit rule. The host sees
-    # QEMU exit by itself and reads logind's words on the serial console.
+    # QEMU exit by itself, reads logind's words on the serial console, and checks that this
+    # stage never ended by itself (no rc-install: a failure here ends it, and the runner's own
+    # power-off would print the same console lines).
     touch $S/menu-held
     drive hold MENU 3.5
     sleep 120
     fail "MENU held 3.5 s, but the box is still running"
+}
+
+# polkit_says USER yes|no: polkit's own answer for power-off to a process of USER (pkcheck asks
+# polkitd directly: exit 0 authorized, else not), so that a refusal is polkit's and not logind's.
+polkit_says() {
+    local rc=0
+    command -v pkcheck >/dev/null || fail "no pkcheck (package polkitd)"
+    setpriv --reuid="$1" --regid="$1" --init-groups -- sh -c \
+        'exec pkcheck --action-id org.freedesktop.login1.power-off --process $$' >/dev/null 2>&1 || rc=$?
+    case $2 in
+        yes) ((rc == 0)) || fail "polkit does not authorize power-off for $1 (pkcheck exit $rc)" ;;
+        no) ((rc != 0)) || fail "polkit authorizes power-off for $1" ;;
+    esac
 }
 
 stage_play() {
@@ -183,53 +218,83 @@ stage_play() {
     [[ -n $score ]] || fail "systemd-analyze security gave no score"
     [[ $score == "$claimed" ]] || fail "systemd-analyze security scores $score, the docs claim $claimed"
     ok "systemd-analyze security: $score, as systemd/README.md claims"
+
+    # --- no puck looked for (checked around the SIGKILL restart, below)
+    ls -l /proc/$pid/fd | grep -qE '/dev/(tty|pi-companion-puck)' \
+        && fail "wind.source = gpio, yet the daemon has a serial device open: $(ls -l /proc/$pid/fd | grep /dev/tty)"
     lap "boot checks, security score"
 
-    # --- play: round 1, the higher-numbered line written first; round 2, the lower one first
+
+    # --- play. Every round: the daemon frozen (SIGSTOP), FIRST's line written, 20 ms later
+    # SECOND's, then SIGCONT: both edges wait in the kernel, stamped, and reach the daemon
+    # together, so only the kernel's timestamps can say which came first and by how much. The
+    # box must name FIRST's player and put SECOND's behind by a lag inside the bounds of the
+    # two write() calls (the stamps lie inside them). Deciding by the time the daemon read the
+    # edges would give a lag of about 0 ms.
     [[ $(field 'r["game"], r["phase"], r["grab_master"]') == 'grab-bag searching Red' ]] \
         || fail "fresh game: $(status_json)"
-    # round FIRST SECOND WINNER LOSER: FIRST's line written 1 ms before SECOND's; the box must
-    # name WINNER and put LOSER behind by the gap between the kernel's stamps of the two edges,
-    # which lie inside the two write() calls (drive.py measures their bounds).
     round_checked() {
         local r said
-        r=$(drive round "$1" "$2")
+        r=$(drive round "$1" "$2" "$(prop MainPID)") || exit 1
         echo "$r" >> $S/latency.jsonl
         said=$(status_json | python3 -c '
 import json, sys
 r, status = json.loads(sys.argv[1]), json.load(sys.stdin)
 first, second, winner, loser = sys.argv[2:]
 buzz = status["last_buzz"]
-if buzz["winner"] != winner:
-    sys.exit(f"{first} pressed before {second}, but the box names {buzz}")
-after = [o["after_ms"] for o in buzz["order"] if o["player"] == loser][0]
 lo, hi = r["gap_min_ms"], r["gap_max_ms"]
+if buzz["winner"] != winner:
+    sys.exit(f"{first} pressed {lo:.1f} ms before {second}, but the box names {buzz}")
+after = [o["after_ms"] for o in buzz["order"] if o["player"] == loser]
+if not after:
+    sys.exit(f"{loser} pressed inside the buzz window, but the box has no lag for them: {buzz}")
+after = after[0]
 gap = f"{lo:.2f}-{hi:.2f}"
 if not lo - 0.5 <= after <= hi + 0.5:
-    sys.exit(f"{loser} after {winner} by {after} ms, but the two edges were written {gap} ms apart")
-print(f"{first} ({winner}) pressed before {second} ({loser}): {winner} wins, {loser} {after} ms "
-      f"later by the kernel timestamps (the lines were written {gap} ms apart)")
-' "$r" "$@" 2>&1) || fail "$said"
+    sys.exit(f"{loser} after {winner} by {after} ms, but the kernel stamped the two edges {gap} ms apart")
+print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen: {winner} wins, "
+      f"{loser} {after} ms later by the kernel timestamps")
+' "$r" "$1" "$2" "$(player "$1")" "$(player "$2")" 2>&1) || fail "$said"
         ok "$said"
     }
     : > $S/latency.jsonl
-    round_checked P3 P2 Green Blue      # the higher-numbered line first
-    round_checked P1 P2 Red Blue        # the lower-numbered line first
+    round_checked P3 P2       # the higher-numbered line first
+    round_checked P1 P2       # the lower-numbered line first
     [[ $(scores) == '{"Blue": 0, "Green": 1, "Red": 1, "Yellow": 0}' ]] || fail "scores: $(scores)"
     ok "judgements in $STATE/current.log, read back by pi-companion status: $(scores)"
-    # More rounds for the latency figure; each winner becomes the next Grab Master.
+    # More rounds, each as checked; each winner becomes the next Grab Master.
     for pair in "P4 P2" "P2 P3" "P3 P1" "P1 P4"; do
-        drive round $pair >> $S/latency.jsonl
+        # shellcheck disable=SC2086
+        round_checked $pair
     done
     [[ $(scores) == '{"Blue": 1, "Green": 2, "Red": 2, "Yellow": 1}' ]] || fail "scores after six rounds: $(scores)"
     ok "six rounds played: $(scores)"
-
-    # --- display absent (checked after the rounds: the daemon has retried the display for a while)
-    local said
-    said=$(journalctl -b -u $UNIT -o cat | grep -c 'display unavailable')
-    [[ $said == 1 ]] || fail "'display unavailable' said $said times (want once)"
-    ok "no I2C display: said once in the journal, the game played on"
     lap "six rounds"
+
+    # --- display absent: said once, with its reason, over at least two of its 5 s retries
+    # (counted from the journal's own time of the line, not from a guess at how long is enough).
+    local line t_line since
+    line=$(journalctl -b -u $UNIT -o short-monotonic | grep 'display unavailable' | head -n1)
+    [[ -n $line ]] || fail "no 'display unavailable' in the journal"
+    grep -qE 'display unavailable: .*(i2c|No such file)' <<< "$line" \
+        || fail "'display unavailable' does not give the reason (the missing I2C bus): $line"
+    t_line=$(sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p' <<< "$line")
+    since=$(python3 -c "import sys; print(int(float(open('/proc/uptime').read().split()[0]) - float(sys.argv[1])))" "$t_line")
+    ((since >= 11)) || sleep $((11 - since))
+    said=$(journalctl -b -u $UNIT -o cat | grep -c 'display unavailable')
+    [[ $said == 1 ]] || fail "'display unavailable' said $said times over two retries (want once)"
+    ok "no I2C display: said once in $((since > 11 ? since : 11)) s (retries every 5 s), with its reason: '${line#*: }'"
+
+    # --- a puck the daemon could find, put in place before the restart after SIGKILL: the
+    # udev rule's name /dev/pi-companion-puck, here a plain file so that inotify sees every
+    # open of it. A puck reader opens it at once at start (then every 0.5-2 s); the default
+    # wind.source = "gpio" must never open it.
+    grep -q '^source' $CONFIG && fail "the test config sets a wind source: the default is what is checked"
+    : > /dev/pi-companion-puck && chmod 0666 /dev/pi-companion-puck
+    [[ -f /dev/pi-companion-puck ]] || fail "could not make the stand-in puck /dev/pi-companion-puck"
+    "$VENV/bin/python" $S/drive.py watch-open /dev/pi-companion-puck 900 > /root/puck-opens 2>&1 &
+    local watcher=$!
+    wait_for 60 "the puck watcher" grep -q watching /root/puck-opens
 
     # --- SIGKILL: systemd restarts it, the game resumes with the same scores
     local before restarts
@@ -240,31 +305,48 @@ print(f"{first} ({winner}) pressed before {second} ({loser}): {winner} wins, {lo
     wait_for 60 "restart after SIGKILL" new_pid "$pid"
     [[ $(prop NRestarts) == $((restarts + 1)) ]] || fail "NRestarts $(prop NRestarts), expected $((restarts + 1))"
     [[ $(scores) == "$before" ]] || fail "scores after SIGKILL $(scores), before $before"
-    drive round P3 P4 >/dev/null
+    round_checked P3 P4
     [[ $(field 'r["scores"]["Green"]') == $(($(python3 -c "import json; print(json.loads('$before')['Green'])") + 1)) ]] \
         || fail "the resumed game did not go on from the same scores: $(scores)"
     ok "SIGKILL: restarted by systemd (NRestarts $(prop NRestarts)); the game went on from $before to $(scores)"
-    lap "SIGKILL"
+    local up
+    up=$(( $(cut -d. -f1 /proc/uptime) - $(prop ExecMainStartTimestampMonotonic) / 1000000 ))
+    ((up >= 5)) || sleep $((5 - up))
+    kill "$watcher" 2>/dev/null
+    wait "$watcher" 2>/dev/null
+    grep -q '^opened' /root/puck-opens \
+        && fail "wind.source = gpio, yet the daemon opened /dev/pi-companion-puck: $(grep -c '^opened' /root/puck-opens) times"
+    grep -q '^watching' /root/puck-opens || fail "the puck watcher failed: $(cat /root/puck-opens)"
+    rm -f /dev/pi-companion-puck
+    ok "wind.source = gpio: a findable puck (/dev/pi-companion-puck) never opened in the daemon's first $((up > 5 ? up : 5)) s after the restart, no serial device open"
+    lap "SIGKILL, no puck"
 
-    # --- SIGSTOP: the watchdog kills and restarts it
-    local wd rs t_stop elapsed limit
+    # --- a hung loop in a live process: the watchdog kills and restarts it. The test drop-in
+    # sets PI_COMPANION_DEBUG_HANG=1 (never the shipped unit): SIGUSR2 then blocks the box loop
+    # thread for ever while the process and its other threads live on. Only a watchdog fed by
+    # the loop stops; systemd must say "Watchdog timeout" and start a new process.
+    local wd rs t_hang elapsed limit
     wd=$(($(prop WatchdogUSec | sed 's/s$//')))
     rs=$(($(prop RestartUSec | sed 's/ms$//;s/s$//')))
-    limit=$((wd + rs + 8))
+    # The bound says the watchdog acted, not how precisely: a hung loop is never restarted at
+    # all without it. 15 s of slack for a loaded host's timers and systemctl calls under TCG.
+    limit=$((wd + rs + 15))
     before=$(scores)
     pid=$(prop MainPID)
-    t_stop=$(date +%s.%N)
-    kill -STOP "$pid"
-    # Restarted: a new main process, started (it then needs its own start-up time, many
-    # seconds under TCG, to reach READY=1; that is not the watchdog's part).
-    wait_for $((limit + 30)) "restart after SIGSTOP" restarted "$pid"
-    elapsed=$(python3 -c "import time; print(f'{time.time() - $t_stop:.1f}')")
+    t_hang=$(date +%s.%N)
+    kill -USR2 "$pid"
+    sleep 2
+    kill -0 "$pid" 2>/dev/null && [[ $(prop MainPID) == "$pid" ]] \
+        || fail "SIGUSR2 ended the daemon instead of hanging its loop (is PI_COMPANION_DEBUG_HANG=1 set?)"
+    journalctl -b -u $UNIT -o cat | grep -q 'the box loop hangs' || fail "the daemon did not say its loop hangs"
+    wait_for $((limit + 30)) "restart after the hung loop" restarted "$pid"
+    elapsed=$(python3 -c "import time; print(f'{time.time() - $t_hang:.1f}')")
     wait_for 90 "active after the watchdog restart" active
     journalctl -b -u $UNIT -o cat | grep -q 'Watchdog timeout' || fail "no watchdog timeout in the journal"
     python3 -c "import sys; sys.exit(not $elapsed <= $limit)" || fail "watchdog restart took $elapsed s (limit $limit s)"
     [[ $(scores) == "$before" ]] || fail "scores after the watchdog restart: $(scores), before $before"
-    ok "SIGSTOP: watchdog timeout, restarted after $elapsed s (WatchdogSec $wd s + RestartSec $rs s; limit $limit s)"
-    lap "SIGSTOP"
+    ok "hung loop, live process: watchdog timeout, restarted after $elapsed s (WatchdogSec $wd s + RestartSec $rs s; limit $limit s)"
+    lap "hung loop (watchdog)"
 
     # --- a broken config: exit 78 and no restart loop
     cp $CONFIG /root/config.good
@@ -283,8 +365,8 @@ print(f"{first} ({winner}) pressed before {second} ({loser}): {winner} wins, {lo
     ok "broken config: exit 78, failed, NRestarts stays $restarts over $((rs + 2)) s; fixed config resumes the game"
 
     # --- a game in progress for the host's hard power-off: judgements acknowledged by the lamps
-    drive round P4 P1 >/dev/null
-    drive round P2 P1 >/dev/null
+    round_checked P4 P1
+    round_checked P2 P1
     scores > $S/acked-scores
     ok "acknowledged before the power cut: $(cat $S/acked-scores)"
     lap "two rounds before the power cut"
@@ -292,6 +374,108 @@ print(f"{first} ({winner}) pressed before {second} ({loser}): {winner} wins, {lo
     touch $S/cut-power-now          # the host kills QEMU when it sees this
     sleep 600
     fail "the host did not cut the power"
+}
+
+# The big screen as its own user (issue: the web process must not be able to act as the
+# daemon). Its unit started at boot; from its user (setpriv with the unit's user and groups):
+# no signal to the daemon, no power-off, nothing of the state directory but history/; its
+# pages load from the host, through QEMU's user network, on the VM's address.
+web_checks() {
+    wait_for 90 "$WEB_UNIT active after boot" systemctl is-active --quiet $WEB_UNIT
+    local wpid dpid out groups
+    wpid=$(systemctl show -p MainPID --value $WEB_UNIT)
+    dpid=$(prop MainPID)
+    [[ $(ps -o user= -p "$wpid") == "$WEB_USER" ]] || fail "$WEB_UNIT runs as $(ps -o user= -p "$wpid")"
+    groups=$(sed -n 's/^Groups:\s*//p' /proc/$wpid/status | xargs -n1 getent group | cut -d: -f1 | sort | xargs)
+    # The unit's group is the daemon's; the kernel's list may hold the user's own group too; no
+    # device group, nothing else.
+    [[ $groups == "pi-companion" || $groups == "pi-companion pi-companion-web" ]] \
+        || fail "$WEB_UNIT's groups: '$groups' (want pi-companion, and its own at most)"
+    ok "$WEB_UNIT active since boot as $WEB_USER, supplementary groups: $groups"
+
+    # A new finished game in history/, as the daemon moves one there (GameLog, the daemon's
+    # own code, as its user and umask; the daemon stopped meanwhile): the pages must show it.
+    systemctl stop $UNIT
+    setpriv --reuid=pi-companion --regid=pi-companion --init-groups -- sh -c 'umask 077; exec "$@"' sh \
+        "$VENV/bin/python" -c 'import sys; from pi_companion.store import GameLog
+g = GameLog(sys.argv[1]); g.start({"game": "grab-bag", "players": ["Red", "Blue", "Green", "Yellow"], "options": {}, "seed": 8}); g.close()' $STATE \
+        || fail "could not start a new game log as the daemon would"
+    systemctl start $UNIT || fail "start after the new game"
+    dpid=$(prop MainPID)
+    ls $STATE/history/*.log >/dev/null 2>&1 || fail "no finished game in $STATE/history"
+
+    if out=$(as_web kill -0 "$dpid" 2>&1); then fail "$WEB_USER can signal the daemon (pid $dpid)"; fi
+    grep -q 'Operation not permitted' <<< "$out" || fail "kill from $WEB_USER failed, but not for want of permission: $out"
+    as_web kill -STOP "$dpid" 2>/dev/null && fail "$WEB_USER could SIGSTOP the daemon"
+    ok "$WEB_USER cannot signal the daemon: '$out'"
+    if out=$(as_web systemctl poweroff 2>&1); then fail "$WEB_USER could run systemctl poweroff"; fi
+    grep -q 'Interactive authentication required' <<< "$out" || fail "systemctl poweroff refused, but not by polkit: $out"
+    if out=$(as_web busctl call --system org.freedesktop.login1 /org/freedesktop/login1 \
+            org.freedesktop.login1.Manager PowerOff b false 2>&1); then
+        fail "$WEB_USER could call logind's PowerOff"
+    fi
+    grep -q 'Interactive authentication required' <<< "$out" || fail "PowerOff refused, but not by polkit: $out"
+    polkit_says $WEB_USER no
+    polkit_says pi-companion yes
+    ok "$WEB_USER cannot power off: systemctl poweroff and logind's PowerOff refused by polkit ('$out'); pkcheck: $WEB_USER no, pi-companion yes"
+
+    [[ -s $STATE/host-token && -s $STATE/current.log ]] || fail "no host-token or current.log to keep from $WEB_USER"
+    as_web ls $STATE >/dev/null 2>&1 && fail "$WEB_USER can list $STATE"
+    as_web cat $STATE/current.log >/dev/null 2>&1 && fail "$WEB_USER can read the current game's log"
+    as_web cat $STATE/host-token >/dev/null 2>&1 && fail "$WEB_USER can read the host token"
+    as_web ls /run/pi-companion >/dev/null 2>&1 && fail "$WEB_USER can list /run/pi-companion"
+    as_web sh -c "cat $STATE/history/*.log" >/dev/null || fail "$WEB_USER cannot read history/"
+    out=$(find $STATE /run/pi-companion ! -user pi-companion)
+    [[ -z $out ]] || fail "files in the daemon's directories not the daemon user's: $out"
+    ok "$WEB_USER reads $STATE/history/ ($(ls $STATE/history | wc -l) games) and nothing else there: no listing, no current.log, no host-token; every file there is pi-companion's"
+    lap "the big screen's user: signal, power-off, state directory"
+
+    # The pages, from the host, on the VM's address (10.0.2.15:8080; QEMU forwards a host port).
+    systemctl start systemd-networkd
+    wait_for 60 "the VM's address 10.0.2.15" python3 -c 'import socket; socket.socket().bind(("10.0.2.15", 0))'
+    touch $S/web-ready
+    local end=$(($(date +%s) + 120))
+    until [[ -e $S/web-checked ]]; do
+        (($(date +%s) < end)) || fail "the host did not check the pages within 120 s"
+        sleep 0.5
+    done
+    [[ $(cat $S/web-checked) == ok* ]] || fail "the pages from the host: $(cat $S/web-checked)"
+    ok "pages from the host on the VM's address: $(cat $S/web-checked)"
+    lap "pages on the VM's address"
+}
+
+# READY=1 only once every line is requested (run last in the resume stage, before uninstall).
+ready_check() {
+    # --- READY=1 only once every line is requested: the lines the running daemon holds, then
+    # the daemon run by hand (the unit stopped) with its READY=1 held in sendto() by a full
+    # notify queue: at that moment the kernel's line info must show every one of them requested.
+    local steady ready pins said
+    steady=$(drive lines) || exit 1
+    systemctl stop $UNIT
+    ready=$(drive ready $CONFIG) || exit 1
+    pins=$("$VENV/bin/python" -c 'import json; from pi_companion.hw.pinmap import load_pinmap; print(json.dumps(load_pinmap()))')
+    said=$(python3 - "$steady" "$ready" "$pins" <<'PY'
+import json, sys
+steady, ready, pins = (json.loads(a) for a in sys.argv[1:4])
+steady = {int(k): v for k, v in steady.items()}
+at_ready = {int(k): v for k, v in ready["at_ready"].items()}
+later = {int(k): v for k, v in ready["a_second_later"].items()}
+buttons = {name: pins[name] for name in ("P1", "P2", "P3", "P4", "YES", "NO", "MENU")}
+missing = {n: l for n, l in buttons.items() if l not in steady}
+if missing:
+    sys.exit(f"the running daemon does not hold the lines of {missing}: {steady}")
+late = sorted(set(steady) - set(at_ready))
+if late:
+    sys.exit(f"READY=1 was sent before lines {late} were requested (held at READY: {sorted(at_ready)})")
+if later != at_ready:
+    sys.exit(f"lines changed after READY=1: {sorted(at_ready)} -> {sorted(later)}")
+print(f"all {len(steady)} lines the daemon holds were requested when READY=1 was sent "
+      f"(consumer {sorted(set(at_ready.values()))}; {ready['filled']} datagrams held it in sendto)")
+PY
+) || fail "$said"
+    ok "$said"
+    systemctl start $UNIT || fail "start after the READY check"
+    lap "READY=1 against the kernel's line info"
 }
 
 stage_resume() {
@@ -303,6 +487,7 @@ stage_resume() {
     ok "after the hard power-off: the game resumed with every acknowledged judgement: $acked"
 
     lap "resume checked"
+    web_checks
 
     # --- an OLED stand-in on a real I2C bus: the kernel's i2c-stub answers at the display's
     # address on a new /dev/i2c-N, so the daemon opens a real bus, in its sandbox, through the
@@ -342,6 +527,8 @@ PY
         || fail "with the OLED stand-in the game did not go on: $(scores), before $before"
     ok "OLED stand-in (i2c-stub at 0x3c on /dev/i2c-$n, group i2c): the daemon's set-up commands reached it from its sandbox; the frame transfer (plain I2C) failed, said once: '$said'; the game went on: $(scores)"
     lap "OLED stand-in (i2c-stub)"
+
+    ready_check
 
     # --- make uninstall: the unit and the venv go, the game log, the config and the user stay
     [[ -s $STATE/current.log ]] || fail "the daemon wrote no game log to $STATE"
