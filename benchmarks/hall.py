@@ -128,6 +128,7 @@ def paced(n: int, rate: float, *, coalesce: bool, frames_drawn: bool = True) -> 
             b.stale = False
             b.on_frame(None)
         b.draw = no_frame  # type: ignore[method-assign]
+        b._frame_hold = lambda: None  # type: ignore[method-assign]   # no frame waits for anything
     b.start()
     a, bb = pin(factory, "HALL_A"), pin(factory, "HALL_B")
     drive = {("A", 1): a.drive_high, ("A", 0): a.drive_low, ("B", 1): bb.drive_high, ("B", 0): bb.drive_low}
