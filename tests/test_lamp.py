@@ -86,3 +86,35 @@ def test_the_winners_lamp_and_tone_do_not_wait_for_the_sync_but_a_score_does(moc
     finally:
         disk.release()
         box.close()
+
+
+def test_a_judgement_that_closes_the_window_shows_the_buzz_first_and_waits_for_its_own_record(
+        mock_factory, tmp_path):
+    """YES released after the settle window's due time, before the loop's timer took it: one
+    input decides the buzz and judges it. The buzz's lamp comes at once; the point's LEDs only
+    once the YES record is durable."""
+    from pi_companion.app import Wake
+    from pi_companion.core.events import Edge
+    store = GameLog(tmp_path, wait_s=30)
+    disk = StalledDisk(store)
+    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False), mock_factory,
+              Display(None), store=store)
+    pin = lambda name: mock_factory.pin(PINS[name])      # noqa: E731
+    try:
+        for event in (Edge(1.0, "P2", True), Edge(1.001, "YES", True)):
+            box.handle(Wake(event))
+        assert box.engine.window is not None and store.flush()
+        disk.stall()
+        judged = threading.Thread(target=box.handle, args=(Wake(Edge(1.05, "YES", False)),))
+        judged.start()
+        assert wait_for(lambda: disk.blocked.is_set())
+        assert wait_for(lambda: pin("LED3").state == 0 and pin("LED2").state == 1)   # Ben's buzz
+        time.sleep(0.2)
+        assert box.engine.report()["scores"]["Ben"] == 1 and store.durable < store.seq
+        assert pin("LED2").state == 1, "the judgement's LEDs came before it was saved"
+        disk.release()
+        judged.join(10)
+        assert pin("LED2").state == 0 and pin("LED1").state == 1   # Ben is the Grab Master now
+    finally:
+        disk.release()
+        box.close()
