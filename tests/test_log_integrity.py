@@ -412,7 +412,7 @@ def test_nothing_is_shown_before_its_record_is_durable(tmp_path, monkeypatch):
 
     def show(lit):
         if frozenset(lit) != box.leds.lit and not buzz["now"]:
-            check("leds", 1)
+            check("leds", 0)
         real_show(lit)
     box.leds.show = show  # type: ignore[method-assign]
     box.display.show = lambda frame, now: True  # type: ignore[method-assign]
