@@ -15,6 +15,7 @@ from typing import Any
 
 from harness import ROOT, Jump, JumpFactory, WatchedPin, make_box, pin
 
+from pi_companion import app
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge, HallLevel
@@ -94,6 +95,71 @@ def box(n: int, logged: bool = False) -> dict[str, Any]:
             store_dir.cleanup()
 
 
+HAND_FAST_EDGES_PER_S = 80    # a fast spin (#27 item 3)
+PACED_EDGES = 400             # 5 s of it
+SPIN_ROUNDS = 3               # interleaved: every edge / coalesced / no frames, three times
+
+
+def loop_cpu(box: Any) -> float:
+    """The Box's loop thread's CPU time so far (read from another thread)."""
+    return time.clock_gettime(time.pthread_getcpuclockid(box.thread.ident))
+
+
+def paced(n: int, rate: float, *, coalesce: bool, frames_drawn: bool = True) -> dict[str, Any]:
+    """The daemon's configuration (the log on a real file, luma's dummy OLED) fed `rate` hall
+    edges a second: the loop thread's CPU time per edge, from before the first edge to the frame
+    that shows the last count. `coalesce` False: every edge draws its own frame and renders
+    its count afresh, as before #27 item 3 (the same run's baseline). `frames_drawn` False: no
+    frame is rendered or sent at all (the floor: what the edges alone cost the loop)."""
+    from pi_companion.ui import canvas
+    factory = JumpFactory(pin_class=WatchedPin)
+    config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False,
+                    games={"all-wound-up": {"settle_ms": 10000}})
+    store_dir = tempfile.TemporaryDirectory(prefix="bench-hall-", dir=ROOT)
+    b = make_box(config, factory, store=GameLog(store_dir.name))
+    frames: list[int] = []
+    b.on_frame = lambda _: frames.append(b.engine.game.check.steps if b.engine.game.check else -1)
+    saved_digits = canvas.DIGIT_CACHE
+    if not coalesce:
+        b.frame_s = 0.0
+        canvas.DIGIT_CACHE = False
+    if not frames_drawn:
+        def no_frame() -> None:
+            b.stale = False
+            b.on_frame(None)
+        b.draw = no_frame  # type: ignore[method-assign]
+        b._frame_hold = lambda: None  # type: ignore[method-assign]   # no frame waits for anything
+    b.start()
+    a, bb = pin(factory, "HALL_A"), pin(factory, "HALL_B")
+    drive = {("A", 1): a.drive_high, ("A", 0): a.drive_low, ("B", 1): bb.drive_high, ("B", 0): bb.drive_low}
+    try:
+        p1 = pin(factory, "P1")
+        p1.drive_low()
+        Jump.offset += 0.05
+        p1.drive_high()
+        wait_for(lambda: b.handled >= 2 and not b.stale)
+        time.sleep(0.1)
+        before, shown, cpu0 = b.handled, len(frames), loop_cpu(b)
+        start = time.perf_counter()
+        for i in range(n):
+            due = start + i / rate
+            pause = due - time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
+            drive[FORWARD[i % 4]]()
+        wait_for(lambda: b.handled - before >= n and not b.stale and frames and frames[-1] == n,
+                 timeout=60)
+        cpu = loop_cpu(b) - cpu0
+        steps = b.engine.game.check.steps
+        return {"edges": n, "rate": rate, "loop_cpu_per_edge_ms": 1000 * cpu / n,
+                "frames": len(frames) - shown, "last_frame_count": frames[-1], "lost_steps": n - steps}
+    finally:
+        canvas.DIGIT_CACHE = saved_digits
+        b.close()
+        factory.reset()
+        store_dir.cleanup()
+
+
 def wait_for(predicate: Any, timeout: float = 10.0) -> None:
     end = time.monotonic() + timeout
     while not predicate():
@@ -109,4 +175,22 @@ def run() -> dict[str, Any]:
         "engine": engine(ENGINE_EDGES),
         "box": box(BOX_EDGES),
         "box_logged": box(LOGGED_EDGES, logged=True),
+        **spin(),
     }
+
+
+def spin() -> dict[str, Any]:
+    """A fast hand's spin, before and after #27 item 3, interleaved in the same run."""
+    runs: dict[str, list[dict[str, Any]]] = {"spin_every_edge": [], "spin_coalesced": [],
+                                             "spin_no_frames": []}
+    for _ in range(SPIN_ROUNDS):
+        runs["spin_every_edge"].append(paced(PACED_EDGES, HAND_FAST_EDGES_PER_S, coalesce=False))
+        runs["spin_coalesced"].append(paced(PACED_EDGES, HAND_FAST_EDGES_PER_S, coalesce=True))
+        runs["spin_no_frames"].append(paced(PACED_EDGES, HAND_FAST_EDGES_PER_S, coalesce=True,
+                                            frames_drawn=False))
+    out: dict[str, Any] = {}
+    for key, rows in runs.items():      # the median round (each round is 5 s of a loaded machine)
+        rows.sort(key=lambda r: r["loop_cpu_per_edge_ms"])
+        out[key] = {**rows[len(rows) // 2], "rounds_ms": [round(r["loop_cpu_per_edge_ms"], 3) for r in rows]}
+    out["spin_frame_s"] = app.FRAME_S
+    return out

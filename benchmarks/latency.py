@@ -63,10 +63,6 @@ WARM_IDLE_S = 0.0005              # the same presses, warm: the share of the CPU
 WARM_PRESSES = 300
 FLOOR_PRESSES = 200
 SETTLE_MS = 2.0                   # the daemon's default settle window
-# A slow card: each sync of the game log takes this much longer (the writer thread sleeps before
-# it). For measuring the change that lights the winner's lamp before the record is durable.
-SYNC_DELAYS_MS = (5.0, 20.0, 100.0)
-SYNC_DELAY_PRESSES = int(os.environ.get("BENCH_SYNC_DELAY_PRESSES", "150"))
 LEDS = tuple(PINS[f"LED{i}"] for i in range(1, 5))
 
 
@@ -124,6 +120,15 @@ class BenchBox(Box):
         self.stamps.setdefault("durable_end", time.perf_counter())
 
 
+class WaitingLampBox(BenchBox):
+    """The lamp as it was before #27 item 1 (the same run's baseline): a decided buzz's LEDs
+    and tone wait until every record handed so far (the presses that decided it) is durable."""
+
+    def _show_now(self, effects: list[Any]) -> None:
+        self._durable(self.store.seq if self.store is not None else 0)
+        super()._show_now(effects)
+
+
 class LedWatch:
     """Stamps the moment the four LED pins first show `want` (called on the loop thread).
 
@@ -172,18 +177,10 @@ class LedWatch:
         app.render = self.real_render
 
 
-def slowed(sync: Any, delay_s: float) -> Any:
-    """`sync` (os.fdatasync) made `delay_s` slower, as a microSD card's sync can be."""
-    def slow_sync(fd: int) -> None:
-        time.sleep(delay_s)
-        sync(fd)
-    return slow_sync
-
-
 def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
          frame_cpu: list[float] | None = None,
          phases: dict[str, list[float]] | None = None, idle_s: float | None = None,
-         sync_delay_s: float = 0.0) -> list[float]:
+         sync_delay_s: float = 0.0, lamp_waits: bool = False) -> list[float]:
     """`daemon`: the daemon's configuration (2 ms settle, the log on a real file, 50 ms idle
     before each press, real screens throughout); else settle 0, no log, warm. `idle_s`: another
     idle time before each press. `sync_delay_s`: every sync of the log takes that much longer."""
@@ -194,9 +191,9 @@ def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
     store_dir = tempfile.TemporaryDirectory(prefix="bench-latency-", dir=ROOT) if daemon else None
     store = GameLog(store_dir.name) if store_dir is not None else None
     if store is not None and sync_delay_s:
-        store.sync = slowed(store.sync, sync_delay_s)
+        store.sync = slow_sync(store.sync, sync_delay_s)
     box = make_box(grab_bag(settle_ms=SETTLE_MS if daemon else 0.0), factory, store=store)
-    box.__class__ = BenchBox
+    box.__class__ = WaitingLampBox if lamp_waits else BenchBox
     assert isinstance(box, BenchBox)
     box.stamps = {}
     cpu_queue = CpuQueue(box.queue, box)
@@ -242,6 +239,42 @@ def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
         factory.reset()
         if store_dir is not None:
             store_dir.cleanup()
+    return out
+
+
+def slow_sync(sync: Any, delay_s: float) -> Any:
+    """The log's fdatasync with `delay_s` added to every call (an SD card's slow sync; the
+    benchmark's own injection: #27 item 1)."""
+    def slow(fd: int) -> None:
+        time.sleep(delay_s)
+        sync(fd)
+    return slow
+
+
+SYNC_DELAYS_MS = (0, 5, 20, 100)
+SYNC_DELAY_PRESSES = int(os.environ.get("BENCH_SYNC_DELAY_PRESSES", "150"))
+
+
+def sync_delay() -> dict[str, Any]:
+    """Press -> LED in the daemon's configuration with every sync of the log delayed by 0, 5, 20,
+    100 ms, and the loop's CPU from its wait before the press to the LED; beside each, the same
+    with the lamp waiting for the press's sync as before #27 item 1 (`WaitingLampBox`). The
+    cells are interleaved in blocks, so the machine's load drifts hit every cell alike."""
+    cells = [(d, w) for d in SYNC_DELAYS_MS for w in (False, True)]
+    samples: dict[tuple[int, bool], list[float]] = {c: [] for c in cells}
+    cpus: dict[tuple[int, bool], list[float]] = {c: [] for c in cells}
+    blocks = 3
+    for _ in range(blocks):
+        for delay, waits in cells:
+            samples[delay, waits] += ours(SYNC_DELAY_PRESSES // blocks, daemon=True,
+                                          cpu=cpus[delay, waits], frame_cpu=[],
+                                          sync_delay_s=delay / 1000, lamp_waits=waits)
+    out: dict[str, Any] = {}
+    for delay, waits in cells:
+        row = summary(samples[delay, waits])
+        cpu_ms = [c * 1000 for c in cpus[delay, waits]]
+        row.update(cpu_p50_ms=median(cpu_ms), cpu_p99_ms=percentile(cpu_ms, 99))
+        out[f"{delay}{' lamp waits' if waits else ''}"] = row
     return out
 
 
@@ -339,15 +372,10 @@ def run() -> dict[str, Any]:
     daemon["cpu_warm_p50_ms"] = 1000 * median(warm_cpu)
     daemon["warm_idle_ms"] = 1000 * WARM_IDLE_S
     daemon["cpu_wait_floor_p50_ms"] = 1000 * median(wait_floor(FLOOR_PRESSES))
-    # A slow card: the same daemon configuration with each sync delayed, beside a same-run
-    # baseline without the delay (same number of presses, run just before).
-    sync_delay = {"0": summary(ours(SYNC_DELAY_PRESSES, daemon=True))}
-    for delay_ms in SYNC_DELAYS_MS:
-        sync_delay[f"{delay_ms:g}"] = summary(ours(SYNC_DELAY_PRESSES, daemon=True, sync_delay_s=delay_ms / 1000))
     return {
-        "sync_delay": sync_delay,
         "daemon": daemon,
         "warm_settle0": summary(ours(PRESSES)),
         "floor": summary(floor(PRESSES)),
+        "sync_delay": sync_delay(),
     }
 

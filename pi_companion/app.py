@@ -23,8 +23,8 @@ from PIL import ImageDraw
 
 from .config import Config
 from .core.engine import Engine, fold_records
-from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, PuckStatus,
-                          Request, Resume, Sound)
+from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, Pending,
+                          PuckStatus, Request, Resume, Sound)
 from .core.frozen import replace       # dataclasses.replace without its field walk (per input)
 from .core.records import advance_record, quantize, to_record
 from .games import registry
@@ -44,6 +44,8 @@ CLOCK_SKEW_S = 10.0    # edge ticks this far off the loop clock are on another e
 PUCK_EDGE_AGE_MAX_MS = 1000   # a puck's since_edge_ms beyond this is taken as this (a report
                               # on change comes within 20 ms of the edge)
 PR_SET_TIMERSLACK = 29        # prctl(2) option: this thread's timer slack, in nanoseconds
+FRAME_S = 1 / 30              # the OLED's refresh: at most one frame per 1/30 s, however fast the
+                              # inputs come (a full SSD1306 frame takes ~25 ms at 400 kHz)
 LOOP_TIMER_SLACK_NS = 1000    # the loop's: a settle window closes within 1 us of its due time
                               # instead of Linux's default 50 us (the loop sleeps between inputs
                               # and wakes a few times per buzz: there is nothing to coalesce)
@@ -76,6 +78,14 @@ class Wake:
 
 
 TIMER = Wake()          # the loop's own wake-up for a due engine timer (immutable: one will do)
+
+
+class FrameWake(Wake):
+    """Put on the queue by the log's writer thread: the records a waiting frame shows are
+    durable now (or the log has a problem): draw."""
+
+
+FRAME_WAKE = FrameWake()
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,14 @@ class Box:
         self.thread: threading.Thread | None = None
         self.handled = 0
         self.stale = True
+        # --- frames (#27 items 1 and 3)
+        self.frame_s = FRAME_S
+        self._frame_next = 0.0        # time.monotonic() before which no frame is drawn
+        self._frame_waits = False     # a frame waits for the log: the writer wakes the loop
+        self._frame_give_up: float | None = None   # ... until then (the disk is not responding)
+        if store is not None:
+            store.on_settled = self._log_settled
+        # --- end frames
         self.tick_offset = 0.0
         self.logged_clock = 0.0       # the engine's clock as a fold of the log would have it
         self.resumed_records = 0
@@ -297,6 +315,29 @@ class Box:
         if self.store is not None and seq:
             self.store.wait(seq)
 
+    # --- lamp (#27 item 1)
+    def _mark(self) -> tuple[Any, Any, int]:
+        """What tells a buzz decision apart: the open window, the last buzz, the undo depth."""
+        engine = self.engine
+        return engine.window, engine.table.last_buzz, len(engine.undo_stack)
+
+    def _decided(self, mark: tuple[Any, Any, int], effects: list[Any]) -> bool:
+        """Did the engine's step since `mark` only decide a buzz (a settle window closed on a
+        new winner; no judgement, no undo, no request)? Its lamp and tone need no record to be
+        durable: nobody has acted on that buzz yet."""
+        window, buzz, undo = mark
+        engine = self.engine
+        return (window is not None and engine.window is not window
+                and engine.table.last_buzz is not None and engine.table.last_buzz is not buzz
+                and undo == len(engine.undo_stack)
+                and not any(isinstance(e, Request) for e in effects))
+
+    def _show_now(self, effects: list[Any]) -> None:
+        """A decided buzz: its lamp (lights first), then its tone, without waiting for the log."""
+        self.leds.show(self.engine.lit())
+        self.apply(effects)
+    # --- end lamp
+
     # ---- time ----
 
     def now(self) -> float:
@@ -388,8 +429,12 @@ class Box:
         # loop spun a whole core whenever the display was missing.
         if (self.stale and not (timer and wait == 0) and not self.engine.settling
                 and self.queue.empty()):
-            self.draw()                # only when nothing is pending: a frame never delays a buzz
-            return True
+            hold = self._frame_hold()
+            if hold is None:
+                self.draw()            # only when nothing is pending: a frame never delays a buzz
+                return True
+            if wait is None or hold < wait:   # the frame's time comes first: wake for it
+                wait, timer = hold, False
         try:
             item = self.queue.get(timeout=wait)
         except queue.Empty:
@@ -405,6 +450,41 @@ class Box:
             return False
         self.handle(item)
         return True
+
+    # --- frames (#27 items 1 and 3)
+    def _frame_hold(self) -> float | None:
+        """None: draw the stale frame now. Else the seconds it waits at most: until the
+        display's next refresh (one frame per `frame_s`: a spin's edges share frames), or
+        until the log has made durable what the frame shows (a score is shown only once it is
+        saved). The loop waits for either on its queue, not in `store.wait`: an input that
+        comes meanwhile is handled at once (a buzz's lamp never waits behind a frame's sync);
+        the writer puts `FRAME_WAKE` on the queue when the records are durable."""
+        now = time.monotonic()
+        if now < self._frame_next:
+            return self._frame_next - now
+        store = self.store
+        if store is None or store.problem is not None or store.durable >= store.seq:
+            self._frame_give_up = None
+            return None
+        if self._frame_give_up is None:
+            self._frame_give_up = now + store.wait_s
+        if now >= self._frame_give_up:        # "disk not responding": draw from memory
+            store.wait(timeout=0)
+            self._frame_give_up = None
+            return None
+        self._frame_waits = True
+        if store.durable >= store.seq:        # it came as the flag went up: no wake will
+            self._frame_waits = False
+            self._frame_give_up = None
+            return None
+        return self._frame_give_up - now
+
+    def _log_settled(self) -> None:
+        """On the log's writer thread: records became durable (or the log has a problem)."""
+        if self._frame_waits:
+            self._frame_waits = False
+            self.queue.put(FRAME_WAKE)
+    # --- end frames
 
     def pump(self) -> int:
         """Handle everything queued now, without waiting (tests and tools; the loop does this live)."""
@@ -427,6 +507,8 @@ class Box:
         if isinstance(item, PuckWake):
             self._puck_take()
             return
+        if isinstance(item, FrameWake):       # a waiting frame's records are durable: the next
+            return                            # pass draws it (#27 item 1)
         later: dict[str, Any] | None = None      # a record handed to the writer after the LEDs
         if isinstance(item, RawEdge):
             event: InputEvent | None = self.to_event(item)   # already at the log's precision
@@ -441,24 +523,41 @@ class Box:
                 # record: log that move first, or the fold would start its timers earlier.
                 self._log(advance_record(self.engine.clock))
             seq = self._log(to_record(event))
+            # --- lamp (#27 item 1): a window due by this input's time is decided first, alone
+            # (`feed` would fire it first too), so its buzz is shown at once and this input's
+            # own effects wait for its record as usual.
+            window = self.engine.window
+            if window is not None and window.due <= event.t and not isinstance(event, Pending):
+                mark = self._mark()
+                early += self.engine.advance(event.t)
+                if self._decided(mark, early):
+                    self._show_now(early)
+                    early = []
+            mark = self._mark()
             effects = early + self.engine.feed(event)
+            if self._decided(mark, effects):    # an awaited press in flight arrived and closed it
+                self._show_now(effects)
+                effects = []
+            # --- end lamp
             self.handled += 1
         else:
             now = quantize(self.now())
             early = self._look(now)
             seq = self.store.seq if self.store is not None else 0
-            window, undo, fired = self.engine.window, len(self.engine.undo_stack), self.engine.fired
+            mark, fired = self._mark(), self.engine.fired
             effects = early + self.engine.advance(now)
             if self.engine.fired != fired:     # a timer was due: the fold must fire it here too
                 record = advance_record(now)
-                if window is not None and self.engine.window is None \
-                        and undo == len(self.engine.undo_stack) \
-                        and not any(isinstance(e, Request) for e in effects):
-                    # A settle window closed: the buzz is decided by the logged presses alone
-                    # (their fsync overlapped the window), so its LEDs wait for those, not for
-                    # this wake-up's record, which is handed to the writer after the LEDs (the
-                    # log's order is the same: nothing else is logged in between).
+                if self._decided(mark, effects):
+                    # --- lamp (#27 item 1): a settle window closed on a buzz alone. Its LEDs
+                    # and sound go out now, before any record is durable (the presses that
+                    # decided it were handed to the writer as they came; a power cut before
+                    # they are on disk loses a buzz nobody could act on yet). This wake-up's
+                    # record is handed to the writer after the LEDs (the log's order is the
+                    # same: nothing else is logged in between).
                     later = record
+                    self._show_now(effects)
+                    effects = []
                 else:
                     seq = self._log(record)   # judgements and undos wait for their own
         lit = self.engine.lit()
@@ -532,6 +631,7 @@ class Box:
         """Render the engine's state once every logged record is durable (a score is shown only
         once it is saved); the display sends it only if it changed."""
         self.stale = False
+        self._frame_next = time.monotonic() + self.frame_s       # (#27 item 3)
         if self.store is not None:
             self.store.wait()
         self.engine.web = self.web_links

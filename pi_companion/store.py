@@ -286,6 +286,9 @@ class GameLog:
         self._inbox: list[tuple[str, Any]] = []   # ("line", (record, version)) or (kind, bytes)
         self._stopping = False
         self._thread: threading.Thread | None = None
+        # Called on the writer thread after `durable` moved on or `problem` was set (the loop's
+        # frame waits for that without blocking: #27 item 1).
+        self.on_settled: Callable[[], None] | None = None
         # The writer thread's own state: the game being written and what is not yet durable.
         self._fd: int | None = None
         self._backlog: list[bytes] = []
@@ -385,15 +388,16 @@ class GameLog:
         self.lines += 1
         return self._put("line", (record, self.version))
 
-    def wait(self, seq: int | None = None) -> bool:
-        """Block until record `seq` (default: the last handed) is durable; False at once if the
-        log cannot be written now (the box plays on from memory)."""
+    def wait(self, seq: int | None = None, timeout: float | None = None) -> bool:
+        """Block until record `seq` (default: the last handed) is durable, `timeout` at most
+        (default `wait_s`: then the disk is "not responding"); False at once if the log cannot
+        be written now (the box plays on from memory)."""
         target = self.seq if seq is None else seq
         if self.durable >= target:
             return True
         with self._cond:
             self._cond.wait_for(lambda: self.durable >= target or self.problem is not None,
-                                self.wait_s)
+                                self.wait_s if timeout is None else timeout)
             if self.durable >= target:
                 return True
             if self.problem is None:
@@ -498,6 +502,8 @@ class GameLog:
                 self._cond.notify_all()
             if cleared:
                 self._notice_changed()
+            if self.on_settled is not None:
+                self.on_settled()
             if stopping and (not ok or not self._inbox):
                 return
 

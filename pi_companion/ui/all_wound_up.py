@@ -5,7 +5,7 @@ from typing import Any
 
 from ..games import round_guide as rg
 from ..games.all_wound_up import STEPS_PER_TURN, AllWoundUp, action_label, cursor, live_status
-from .canvas import WIDTH, centred, clip, fitted, font, left, right, short_name, write
+from .canvas import WIDTH, centred, centred_run, clip, fitted, font, left, right, short_name, write
 
 VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "VOID"}
 COLUMN_HEADS = ("bk", "pu", "gr", "ye", "rd")
@@ -58,10 +58,10 @@ def draw_winding(draw: Any, state: AllWoundUp) -> None:
     assert check is not None
     left(draw, 0, 0, state.players[check.player], 11, width=70)
     right(draw, 127, 0, f"target {check.target}", 11)
-    centred(draw, 15, turns_text(check.steps), 24, width=100)
+    centred_run(draw, 15, turns_text(check.steps), 24, width=100)     # at hand speed: #27 item 3
     quarter_pie(draw, check.steps, 104, 16, 20)
     progress_bar(draw, check.steps, check.target, state.tolerance, 42)
-    centred(draw, 53, winding_status(state), 10)
+    centred_run(draw, 53, winding_status(state), 10)
 
 
 def winding_status(state: AllWoundUp) -> str:

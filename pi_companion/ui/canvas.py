@@ -30,6 +30,7 @@ def font(size: int) -> Font:
 
 
 TEXT_CACHE = True        # False: draw every string with `ImageDraw.text` (tests compare the two)
+DIGIT_CACHE = True       # False: a number string not seen before is drawn whole (#27 item 3 baseline)
 
 
 def ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
@@ -120,6 +121,73 @@ def centred(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int = 0
     left, top, right, _ = bbox(text, size)
     x = x0 + (width - (right - left)) // 2 - left
     write(draw, (x, y - top), text, size)
+
+
+# ---- numbers that change at hand speed (#27 item 3) ----
+# A live count ("12.25", "3.50 to go") is a new string on every hall edge: its mask would be
+# rendered by FreeType afresh each frame (~0.9 ms here, most of a frame). Drawn as runs instead,
+# each numeral its own piece, a count comes from a dozen cached masks (each Pillow's own
+# rendering of that piece). The pieces sit at their advances, so the layout is the run's, not
+# the whole string's (Pillow renders a glyph a pixel differently in some contexts).
+NUMERALS = frozenset("0123456789.")
+
+
+def pieces(text: str) -> list[str]:
+    """`text` cut so that every numeral is a piece of its own ("3.50 to go" -> 3 . 5 0 " to go")."""
+    out: list[str] = []
+    run = ""
+    for ch in text:
+        if ch in NUMERALS:
+            if run:
+                out.append(run)
+                run = ""
+            out.append(ch)
+        else:
+            run += ch
+    if run:
+        out.append(run)
+    return out
+
+
+@lru_cache(maxsize=1024)
+def advance(piece: str, size: int) -> int:
+    """How far the pen moves after `piece` (whole pixels)."""
+    return int(round(font(size).getlength(piece)))
+
+
+def run_bbox(text: str, size: int) -> tuple[int, int, int, int]:
+    """`bbox` of `text` drawn as runs by `write_run` at (0, 0)."""
+    x, box = 0, (0, 0, 0, 0)
+    first = True
+    for piece in pieces(text):
+        l, t, r, b = bbox(piece, size)
+        if r > l:
+            box = (x + l, t, x + r, b) if first else \
+                (min(box[0], x + l), min(box[1], t), max(box[2], x + r), max(box[3], b))
+            first = False
+        x += advance(piece, size)
+    return box
+
+
+def write_run(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, size: int) -> None:
+    x, y = xy
+    for piece in pieces(text):
+        write(draw, (x, y), piece, size)
+        x += advance(piece, size)
+
+
+def centred_run(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int = 0,
+                width: int = WIDTH) -> None:
+    """`centred` for a live number: drawn as runs (above). A text too wide for `width` at
+    `size`, with DIGIT_CACHE off, or on a stand-in surface (as `write`), goes to `centred`."""
+    if not DIGIT_CACHE or not isinstance(draw, ImageDraw.ImageDraw):
+        centred(draw, y, text, size, x0, width)
+        return
+    left_, top, right_, _ = run_bbox(text, size)
+    if right_ - left_ > width - 2:
+        centred(draw, y, text, size, x0, width)
+        return
+    write_run(draw, (x0 + (width - (right_ - left_)) // 2 - left_, y - top), text, size)
 
 
 def left(draw: ImageDraw.ImageDraw, x: int, y: int, text: str, size: int, width: int | None = None) -> None:
