@@ -519,6 +519,8 @@ class Box:
         elif req.name == "new":
             self._use(self._new_engine(self.engine.rules.name))
             self._reconcile_buttons(new_game=True)
+        if req.name in ("switch", "new", "players"):
+            self.leds.show(self.engine.lit())   # every lamp as the new game's first screen has it
         if self.on_request is not None:
             self.on_request(req)
 
