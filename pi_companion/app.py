@@ -22,6 +22,7 @@ from typing import Any, Callable
 from PIL import ImageDraw
 
 from .config import Config
+from .core.controls import BUTTONS
 from .core.engine import Engine, fold_records
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, PuckStatus,
                           Request, Resume, Sound)
@@ -108,7 +109,9 @@ class Box:
         self.web_links = ("", "")       # the big screen's address and the host's link (OLED QR)
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
         pins = config.pin_map()
-        n = len(config.players)
+        # Every player button and LED the pin map has, not only the config's players': the
+        # players can change (MENU > Players, a resumed log); a button beyond them does nothing.
+        n = sum(1 for b in BUTTONS if b[0] == "P")
         if config.wind_source == "puck":      # the turntable is on the puck, not on our pins
             pins = {k: v for k, v in pins.items() if not k.startswith("HALL")}
         self.inputs = build_inputs(pins, n, self.queue, factory)
@@ -127,6 +130,7 @@ class Box:
         self.logged_clock = 0.0       # the engine's clock as a fold of the log would have it
         self.resumed_records = 0
         self.resumed = self._resume()
+        self.resumed_other = self._resumed_over_config() if self.resumed else ""
         if not self.resumed:
             self._use(self._new_engine(config.game))
         self._reconcile_buttons()
@@ -218,6 +222,20 @@ class Box:
         self.games_started += 1
         return registry.new_engine(rules, tuple(self.config.players), self.config.options_for(game),
                                    seed, debounce_s=self.config.debounce_ms / 1000.0)
+
+    def _resumed_over_config(self) -> str:
+        """The saved game goes on, whatever the config (or simulate's flags) asks for: a game is
+        never thrown away at start. If they differ, the config takes the saved game and players
+        (so New game, the side panel and the keys agree with what is played) and the one line
+        that says so is returned (empty if they agree)."""
+        engine, config = self.engine, self.config
+        if (engine.rules.name, tuple(engine.players)) == (config.game, tuple(config.players)):
+            return ""
+        self.config = replace(config.with_game(engine.rules.name), players=tuple(engine.players))
+        line = (f"Resumed the saved {engine.rules.title} ({len(engine.players)} players: "
+                f"{', '.join(engine.players)}), not {config.game} for {', '.join(config.players)}")
+        log.warning("%s", line)
+        return line
 
     def _use(self, engine: Engine) -> None:
         """Install a new game's engine: its clock starts now, and so does its log."""
