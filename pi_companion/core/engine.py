@@ -27,7 +27,7 @@ from .frozen import replace
 from .game import Catalogue, Game
 from .quadrature import Quadrature
 from .records import Record, from_record, quantize
-from .table import NAME_MAX, Table, Tabletop
+from .table import NAME_MAX, SEATS, Table, Tabletop
 from .tunes import buzz_sound
 
 # Where they were defined before the engine was split (hub.py, tests and tools import them here).
@@ -39,8 +39,9 @@ COUNTDOWN_AFTER_S = 0.5     # MENU held this long: the screen counts down to the
 
 class Engine(Tabletop):
     def __init__(self, rules: Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int,
-                 *, debounce_s: float = DEBOUNCE_S, catalogue: Catalogue | None = None) -> None:
-        super().__init__(rules, players, options, seed, catalogue)
+                 *, debounce_s: float = DEBOUNCE_S, catalogue: Catalogue | None = None,
+                 seats: int = SEATS) -> None:
+        super().__init__(rules, players, options, seed, catalogue, seats)
         self.debounce_s = debounce_s
         self.clock = 0.0
         self.controls = Controls(debounce_s)

@@ -76,7 +76,7 @@ def draw_menu(draw: Any, menu: Any) -> None:
             left(draw, 1, 13 + i * 10, line, 9)
         return
     if menu.confirm:
-        question = menu.items[0][1] if menu.items == PLAY_AGAIN else CONFIRM.get(menu.confirm, "Sure?")
+        question = menu.items[0][1] if menu.items == PLAY_AGAIN else CONFIRM.get(menu.confirm.split(":")[0], "Sure?")
         centred(draw, 4, question, 14)
         centred(draw, 26, "YES again: yes", 11)
         centred(draw, 42, "NO: back", 11)
