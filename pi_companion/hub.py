@@ -26,10 +26,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .core.engine import NAME_MAX
 from .core.events import HostCommand
 from .core.snapshot import numbered, table_view
-from .core.table import names_problem
+from .core.table import name_problem, names_problem
 from .games import registry
 from .games.base import OptionError
 
@@ -67,8 +66,9 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
         player, name = msg.get("player"), msg.get("name")
         if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < len(players):
             raise CommandError(f"player must be 0 to {len(players) - 1}")
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > NAME_MAX:
-            raise CommandError(f"name must be 1 to {NAME_MAX} characters")
+        problem = name_problem(name)          # the one rule for names (core/table.py)
+        if problem is not None:
+            raise CommandError(problem)
         name = name.strip()
         if name in players[:player] + players[player + 1:]:
             raise CommandError(f"{name} is already playing")

@@ -346,6 +346,8 @@ class Emulator:
             return "New game, same players"
         if req.name == "switch":
             return f"Now playing {self.box.engine.rules.title}"
+        if req.name == "players":
+            return f"New game with {', '.join(self.box.engine.players)}"
         return req.name.replace("_", " ").capitalize()
 
     def over(self) -> str:
