@@ -78,7 +78,7 @@ def test_menu_players_sets_the_count_with_the_dial_and_names_then_a_new_game_tha
         hands = Hands(box)
         hands.tap("P2")                                    # a buzz in the first game
         hands.tap("MENU")
-        hands.turn(-1)                                     # the last entry: Players
+        hands.turn(-2)                                     # the one before Show on TV: Players
         assert box.engine.menu.selected == "players"
         hands.tap("YES")
         assert [k for k, _ in box.engine.menu.items] == ["players:2", "players:3", "players:4"]
@@ -146,7 +146,7 @@ def test_a_box_with_four_buttons_refuses_six_players_and_its_log_says_why(mock_f
         box.engine.notice = ""
         hands = Hands(box)
         hands.tap("MENU")
-        hands.turn(-1)
+        hands.turn(-2)
         hands.tap("YES")                                   # Hands Up! takes 8: this box, 4
         assert [k for k, _ in box.engine.menu.items] == ["players:2", "players:3", "players:4"]
     finally:

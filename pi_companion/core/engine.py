@@ -27,7 +27,8 @@ from .frozen import replace
 from .game import Catalogue, Game
 from .quadrature import Quadrature
 from .records import Record, from_record, quantize
-from .table import NAME_MAX, SEATS, Table, Tabletop
+from .records import SEATS
+from .table import NAME_MAX, Table, Tabletop
 from .tunes import buzz_sound
 
 # Where they were defined before the engine was split (hub.py, tests and tools import them here).

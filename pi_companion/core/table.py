@@ -340,8 +340,8 @@ class Tabletop:
         if self.rules.rules_card():
             items += (("rules", "Rules card"),)
         items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
-                  ("shutdown", "Shut down"), ("close", "Back to game"), ("web", "Show on TV / phone"),
-                  ("players", "Players"))
+                  ("shutdown", "Shut down"), ("close", "Back to game"), ("players", "Players"),
+                  ("web", "Show on TV / phone"))
         self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
 
     def _menu_button(self, button: str, t: float) -> None:
