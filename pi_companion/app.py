@@ -22,11 +22,13 @@ from typing import Any, Callable
 from PIL import ImageDraw
 
 from .config import Config
+from .core.controls import BUTTONS
+from .core.records import SEATS
 from .core.engine import Engine, fold_records
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, Pending,
                           PuckStatus, Request, Resume, Sound)
 from .core.frozen import replace       # dataclasses.replace without its field walk (per input)
-from .core.records import advance_record, quantize, to_record
+from .core.records import advance_record, header_seats, quantize, to_record
 from .games import registry
 from .hw.display import Display
 from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, RawEdge, build_inputs, player_lines, reading_levels,
@@ -118,7 +120,10 @@ class Box:
         self.web_links = ("", "")       # the big screen's address and the host's link (OLED QR)
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
         pins = config.pin_map()
-        n = len(config.players)
+        # Every player button and LED the pin map has, not only the config's players': the
+        # players can change (MENU > Players, a resumed log); a button beyond them does nothing.
+        n = sum(1 for b in BUTTONS if b[0] == "P")
+        self.seats = sum(1 for i in range(1, n + 1) if f"P{i}" in pins)   # its engines are told
         if config.wind_source == "puck":      # the turntable is on the puck, not on our pins
             pins = {k: v for k, v in pins.items() if not k.startswith("HALL")}
         self.inputs = build_inputs(pins, n, self.queue, factory)
@@ -147,6 +152,7 @@ class Box:
         self.logged_clock = 0.0       # the engine's clock as a fold of the log would have it
         self.resumed_records = 0
         self.resumed = self._resume()
+        self.resumed_other = self._resumed_over_config() if self.resumed else ""
         if not self.resumed:
             self._use(self._new_engine(config.game))
         self._reconcile_buttons()
@@ -237,7 +243,21 @@ class Box:
         seed = (self.config.seed or 0) + self.games_started
         self.games_started += 1
         return registry.new_engine(rules, tuple(self.config.players), self.config.options_for(game),
-                                   seed, debounce_s=self.config.debounce_ms / 1000.0)
+                                   seed, debounce_s=self.config.debounce_ms / 1000.0, seats=self.seats)
+
+    def _resumed_over_config(self) -> str:
+        """The saved game goes on, whatever the config (or simulate's flags) asks for: a game is
+        never thrown away at start. If they differ, the config takes the saved game and players
+        (so New game, the side panel and the keys agree with what is played) and the one line
+        that says so is returned (empty if they agree)."""
+        engine, config = self.engine, self.config
+        if (engine.rules.name, tuple(engine.players)) == (config.game, tuple(config.players)):
+            return ""
+        self.config = replace(config.with_game(engine.rules.name), players=tuple(engine.players))
+        line = (f"Resumed the saved {engine.rules.title} ({len(engine.players)} players: "
+                f"{', '.join(engine.players)}), not {config.game} for {', '.join(config.players)}")
+        log.warning("%s", line)
+        return line
 
     def _use(self, engine: Engine) -> None:
         """Install a new game's engine: its clock starts now, and so does its log."""
@@ -253,8 +273,10 @@ class Box:
     def _start_log(self) -> None:
         if self.store is not None:
             e = self.engine
-            self.store.start({"game": e.rules.name, "players": list(e.players),
-                              "options": e.options, "seed": e.seed})
+            header = {"game": e.rules.name, "players": list(e.players), "options": e.options, "seed": e.seed}
+            if e.seats < SEATS:             # a box with fewer player buttons: MENU > Players knows
+                header["seats"] = e.seats
+            self.store.start(header)
 
     def _resume(self) -> bool:
         """Fold the logged game in progress back into an engine while reading it (no list of
@@ -294,7 +316,7 @@ class Box:
         if not rules.min_players <= len(players) <= rules.max_players:
             raise ValueError(f"header: {rules.name} takes {rules.min_players} to {rules.max_players} players")
         return registry.new_engine(rules, tuple(players), options, int(header["seed"]),
-                                   debounce_s=self.config.debounce_ms / 1000.0)
+                                   debounce_s=self.config.debounce_ms / 1000.0, seats=header_seats(header))
 
     def _refold(self, reader: Any, good: int) -> Engine:
         """A fresh engine folded through the first `good` records (after a record broke the fold)."""
@@ -597,6 +619,8 @@ class Box:
     def request(self, req: Request) -> None:
         if req.name == "rename":       # a new game keeps the names the host gave
             self.config = replace(self.config, players=self.engine.players)
+        if req.name == "players":      # checked by the table (core/table.py: names_problem)
+            self.config = replace(self.config, players=tuple(json.loads(req.arg)))
         before = self.config
         if req.name == "switch" and req.arg and req.options:
             try:
@@ -617,9 +641,14 @@ class Box:
             self.config = self.config.with_game(req.arg)
             self._use(engine)
             self._reconcile_buttons(new_game=True)
-        elif req.name == "new":
+        elif req.name in ("new", "players"):     # other players: a new game (its log) with them
+            said = self.engine.notice
             self._use(self._new_engine(self.engine.rules.name))
             self._reconcile_buttons(new_game=True)
+            if req.name == "players":
+                self.engine.notice = said             # "New game: 3 players" stays on screen
+        if req.name in ("switch", "new", "players"):
+            self.leds.show(self.engine.lit())   # every lamp as the new game's first screen has it
         if self.on_request is not None:
             self.on_request(req)
 

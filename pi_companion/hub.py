@@ -7,7 +7,7 @@ falls `BUFFER_LIMIT` bytes behind is dropped; on reconnect it gets the latest sn
 
 Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq": N, ...}`,
 `{"type": "oled", "png": base64}` and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
-to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`) carry the host
+to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`, `players`) carry the host
 token (`"token": ...`, compared here in constant time; a wrong one is refused with
 `"denied": true`) and become `HostCommand` inputs on the box's queue: logged, undoable and
 resumed like a press. There is no command for a player's press, for power or for the config.
@@ -39,6 +39,7 @@ from typing import Any
 from .core.names import name_problem
 from .core.events import HostCommand
 from .core.snapshot import numbered, table_view
+from .core.table import names_problem
 from .games import registry
 from .games.base import OptionError
 
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 BUFFER_LIMIT = 256 * 1024      # bytes a client may fall behind before it is dropped
 LINE_LIMIT = 4096              # longest command line accepted
 MAX_CLIENTS = 32
-COMMANDS = ("yes", "no", "undo", "new", "rename", "switch")
+COMMANDS = ("yes", "no", "undo", "new", "rename", "switch", "players")
 SOCKET_NAME = "hub.sock"
 TOKEN_NAME = "host-token"
 TOKEN_MODE = 0o600             # the daemon's user only: the web process never reads it
@@ -85,6 +86,12 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
         if name in players[:player] + players[player + 1:]:
             raise CommandError(f"{name} is already playing")
         return HostCommand(0.0, "rename", player, name)
+    if cmd == "players":           # other players: a new game with them (the table checks the count)
+        names = msg.get("names")
+        problem = names_problem(names)
+        if problem is not None:
+            raise CommandError(problem)
+        return HostCommand(0.0, "players", -1, "", json.dumps([n.strip() for n in names]))
     if cmd == "switch":
         game, options = msg.get("game"), msg.get("options", {})
         if game not in registry.available():

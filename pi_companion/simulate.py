@@ -28,6 +28,7 @@ HOLD_KEY = "h"                                     # h then a digit: hold that p
 SHIFTED_DIGITS = "!@#$%^&*"                        # shift+1..8 on a US layout: the same
 STEP_GAP_S = 0.03
 MESSAGE_S = 5.0                                    # a message stays this long
+RESUMED_S = 30.0                                   # "Resumed the saved game, not the asked one"
 SOUND_S = 2.0                                      # "sound: ..." stays this long
 FORWARD = ((0, 0), (1, 0), (1, 1), (0, 1))        # hall (A, B) levels, clockwise order
 HELP = ("1-8 tap a player   h+1-8 hold a player   y n YES NO   Y N long YES NO (N undo)",
@@ -216,7 +217,7 @@ def simulate(args: Any) -> int:
         print(f"pi-companion: state directory {config.state_dir}: {err.strerror}", file=sys.stderr)
         return 78
     box, factory, config = built.box, built.factory, built.config
-    pad = KeyPad(factory, config.pin_map(), len(config.players), built.puck)
+    pad = KeyPad(factory, config.pin_map(), len(box.engine.players), built.puck)
     for name in ("ENC_A", "ENC_B"):
         pad.pin(name).drive_high()                       # the encoder rests with both contacts open
     box.start()
@@ -286,6 +287,8 @@ class Emulator:
             pass
         scr.keypad(True)
         scr.nodelay(True)
+        if box.resumed_other:           # the saved game goes on, not the one the flags asked for
+            self.status.message, self.status.message_until = box.resumed_other, time.monotonic() + RESUMED_S
 
     def say(self, text: str, now: float) -> None:
         self.status.say(text, now)
@@ -294,6 +297,7 @@ class Emulator:
         last_draw = 0.0
         while True:
             keys = self.read_keys()
+            self.pad.n = len(self.box.engine.players)      # the players can change (MENU > Players)
             for key, when in keys:
                 if key in ("q", "\x03"):
                     return 0
@@ -342,6 +346,8 @@ class Emulator:
             return "New game, same players"
         if req.name == "switch":
             return f"Now playing {self.box.engine.rules.title}"
+        if req.name == "players":
+            return f"New game with {', '.join(self.box.engine.players)}"
         return req.name.replace("_", " ").capitalize()
 
     def over(self) -> str:
@@ -372,7 +378,8 @@ class Emulator:
             return
         box = self.box
         title = box.engine.rules.title
-        self.put(0, 0, f" {title} - pi-companion simulate, {len(box.config.players)} players", cols)
+        players = box.engine.players                      # what is played (a resumed log's)
+        self.put(0, 0, f" {title} - pi-companion simulate, {len(players)} players", cols)
         fw, fh = frame_size(style)
         image = box.display.device.image if box.display.device is not None else None
         if image is not None:
@@ -386,7 +393,7 @@ class Emulator:
         self.put(2 + fh, 0, corners[2] + h * fw + corners[3], cols)
         lit_mark, dark_mark = ("●", "○") if self.unicode else ("*", "o")
         self.put(1, fw + 3, "key player", cols)
-        for i, name in enumerate(box.config.players):
+        for i, name in enumerate(players):
             lamp = lit_mark if i in box.leds.lit else dark_mark
             self.put(2 + i, fw + 3, f"{i + 1} {name[:8]:<8} {lamp}", cols)
         self.put(3 + fh, 0, " " + self.status.line(now, box.piezo.played, self.over()), cols)

@@ -22,7 +22,7 @@ from conftest import Clock, VirtualFactory, VirtualPin
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
-from pi_companion.core.records import from_record
+from pi_companion.core.records import from_record, header_seats
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
@@ -65,7 +65,8 @@ def fold(store: GameLog) -> Engine:
     assert loaded is not None
     header, records = loaded
     engine = registry.new_engine(header["game"], tuple(header["players"]), header["options"],
-                                 int(header["seed"]), debounce_s=CONFIG.debounce_ms / 1000.0)
+                                 int(header["seed"]), debounce_s=CONFIG.debounce_ms / 1000.0,
+                                 seats=header_seats(header))     # the box's player buttons
     for rec in records:
         event = from_record(rec)
         engine.advance(event) if isinstance(event, float) else engine.feed(event)

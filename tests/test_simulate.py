@@ -268,3 +268,34 @@ def test_a_tall_terminal_draws_the_oled_in_quadrant_blocks_and_every_size_says_w
             assert term.quit()[0] == 0
         finally:
             term.close()
+
+
+def test_flags_that_differ_from_the_saved_game_resume_it_and_say_so_in_one_line(tmp_path):
+    """A saved four-player Grab Bag and `--game hands-up --players Ada,Ben`: the saved game goes
+    on - the title, the side panel, the keys and the OLED all play it - and one line says so."""
+    term = Terminal(160, 45, "--players", "Ada,Ben,Cy,Dee", "--state-dir", str(tmp_path))
+    try:
+        assert term.wait_for("Grab Bag - pi-companion simulate, 4 players", "4 Dee"), term.text()
+        term.type(b"3")
+        assert term.wait_for("3 Cy       ●"), term.text()
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
+    term = Terminal(160, 45, "--game", "hands-up", "--players", "Ada,Ben", "--state-dir", str(tmp_path))
+    try:
+        assert term.wait_for("Grab Bag - pi-companion simulate, 4 players", "4 Dee", "3 Cy       ●",
+                             "Resumed the saved Grab Bag (4 players: Ada, Ben, Cy, Dee), "
+                             "not hands-up for Ada, Ben"), term.text()
+        assert "Hands Up" not in term.text() and "2 players" not in term.text()
+        term.type(b"n")                                       # Cy's buzz was wrong: Dee may buzz
+        time.sleep(0.4)
+        term.type(b"4")
+        assert term.wait_for("4 Dee      ●"), term.text()
+        assert "no player" not in term.text()
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
+    from pi_companion.store import GameLog
+    header, _ = GameLog(tmp_path).load()
+    assert header["game"] == "grab-bag" and header["players"] == ["Ada", "Ben", "Cy", "Dee"]
+    assert [p["press"] for p in log_presses(tmp_path)] == ["P3", "NO", "P4"]

@@ -15,6 +15,7 @@ game's timer) and fires them in due order before each input.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable, Mapping
 
 from .arbiter import PENDING_GRACE_S, Window, complete, decide
@@ -26,6 +27,7 @@ from .frozen import replace
 from .game import Catalogue, Game
 from .quadrature import Quadrature
 from .records import Record, from_record, quantize
+from .records import SEATS
 from .table import NAME_MAX, Table, Tabletop
 from .tunes import buzz_sound
 
@@ -33,11 +35,14 @@ from .tunes import buzz_sound
 __all__ = ["BUTTONS", "HOLD_S", "LONG_S", "NAME_MAX", "PENDING_GRACE_S", "STEPS_PER_DETENT", "Engine",
            "Table", "Window", "fold_records"]
 
+COUNTDOWN_AFTER_S = 0.5     # MENU held this long: the screen counts down to the power-off
+
 
 class Engine(Tabletop):
     def __init__(self, rules: Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int,
-                 *, debounce_s: float = DEBOUNCE_S, catalogue: Catalogue | None = None) -> None:
-        super().__init__(rules, players, options, seed, catalogue)
+                 *, debounce_s: float = DEBOUNCE_S, catalogue: Catalogue | None = None,
+                 seats: int = SEATS) -> None:
+        super().__init__(rules, players, options, seed, catalogue, seats)
         self.debounce_s = debounce_s
         self.clock = 0.0
         self.controls = Controls(debounce_s)
@@ -64,8 +69,30 @@ class Engine(Tabletop):
         return self._take_effects()
 
     def next_deadline(self) -> float | None:
+        """When to call `advance` next: the first timer, or the next step of the power-off
+        countdown on screen (a step fires nothing: the driver only redraws)."""
         due = self._next_timer()
+        step = self._countdown_step()
+        if step is not None and (due is None or step < due[0]):
+            return step
         return None if due is None else due[0]
+
+    def power_off_in(self) -> int | None:
+        """MENU is being held towards the power-off: the whole seconds left (3, 2, 1), shown
+        once it has been down `COUNTDOWN_AFTER_S` (a tap that opens the menu shows nothing).
+        None otherwise; letting go of MENU cancels it."""
+        due = self.controls.holds.get("MENU")
+        if due is None or self.clock < due - LONG_S["MENU"] + COUNTDOWN_AFTER_S:
+            return None
+        return max(1, math.ceil(due - self.clock - 1e-6))    # 3 .. 1 (a microsecond's slack)
+
+    def _countdown_step(self) -> float | None:
+        """The next time the countdown's number changes (or it appears), if MENU is held."""
+        due = self.controls.holds.get("MENU")
+        if due is None:
+            return None
+        steps = (due - LONG_S["MENU"] + COUNTDOWN_AFTER_S,) + tuple(due - s for s in range(int(LONG_S["MENU"]) - 1, 0, -1))
+        return next((at for at in steps if at > self.clock), None)
 
     # ---- views ----
 

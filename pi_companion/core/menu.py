@@ -8,7 +8,8 @@ from .frozen import replace
 
 CARD_LINES = 5          # lines of a text card on screen at once
 # Entries that ask a second YES, so no slip of a child's finger throws a game away.
-CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?"}
+CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?",
+           "names": "New players?"}      # MENU > Players: names:N:set (a new game with them)
 PLAY_AGAIN = (("new", "Play again?"),)      # YES at game over: this, waiting for its second YES
 
 

@@ -112,3 +112,14 @@ def from_record(rec: Record) -> InputEvent | float:
         return HostCommand(t, str(rec["host"]), int(rec.get("player", -1)), str(rec.get("name", "")),
                            str(rec.get("options", "")))
     raise ValueError(f"unknown record {rec!r}")
+
+
+SEATS = 8       # player buttons a box has at most (a log's header says `seats` if fewer)
+
+
+def header_seats(header: dict[str, Any]) -> int:
+    """The player buttons of the box that wrote a log (its header's `seats`; 8 if not said)."""
+    seats = header.get("seats", SEATS)
+    if isinstance(seats, bool) or not isinstance(seats, int) or not 1 <= seats <= SEATS:
+        raise ValueError("header: seats must be 1 to 8")
+    return seats

@@ -9,6 +9,7 @@ before every judgement that changed the game.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -19,8 +20,28 @@ from .frozen import replace
 from .game import Catalogue, Game
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .names import NAME_MAX, name_problem  # noqa: F401  (NAME_MAX: one rule, core/names.py)
+from .records import SEATS
 from .tunes import DEFAULT_TUNES, buzz_sound
 
+# The short list of names MENU > Players offers besides P1..P8 and the names at the table.
+NAME_LIST = ("Red", "Blue", "Green", "Yellow", "Purple", "Orange", "Pink", "White")
+
+
+def names_problem(names: Any, rules: Game | None = None) -> str | None:
+    """Why `names` cannot be the players (None: they can): each a valid name (core/names.py),
+    no two alike, and as many as `rules` (the game in play) takes."""
+    if not isinstance(names, (list, tuple)) or not names:
+        return "players must be a list of names"
+    for name in names:
+        problem = name_problem(name)
+        if problem is not None:
+            return problem
+    stripped = [n.strip() for n in names]
+    if len(set(stripped)) != len(stripped):
+        return "two players have the same name"
+    if rules is not None and not rules.min_players <= len(names) <= rules.max_players:
+        return f"{rules.title} takes {rules.min_players} to {rules.max_players} players"
+    return None
 
 
 @dataclass(frozen=True)
@@ -41,8 +62,9 @@ class Tabletop:
     clock: float                          # the time now, as whoever drives the table keeps it
 
     def __init__(self, rules: Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int,
-                 catalogue: Catalogue | None = None) -> None:
+                 catalogue: Catalogue | None = None, seats: int = SEATS) -> None:
         self.rules = rules
+        self.seats = seats              # player buttons on the box: never more players than these
         self.catalogue = catalogue      # the games "Change game" offers (None: this one only)
         self.players = tuple(players)
         self.options = dict(options)
@@ -231,6 +253,12 @@ class Tabletop:
             self._effects.append(Request("switch", cmd.name, cmd.options))
         elif cmd.command == "rename":
             self._rename(cmd.player, cmd.name)
+        elif cmd.command == "players":
+            try:
+                names = json.loads(cmd.options)
+            except ValueError:
+                names = None
+            self._set_players(names)
         else:
             self.notice = f"unknown host command {cmd.command[:16]}"
 
@@ -242,6 +270,7 @@ class Tabletop:
         if not 0 <= player < len(self.players) or problem is not None or name in others:
             self.notice = "Rename refused"
             return
+        name = name.strip()
         players = self.players[:player] + (name,) + self.players[player + 1:]
 
         def renamed(table: Table) -> Table:
@@ -254,6 +283,45 @@ class Tabletop:
         self.undo_stack = [(renamed(t), label) for t, label in self.undo_stack]
         self._effects.append(Request("rename"))
 
+    def _set_players(self, names: Any) -> None:
+        """Other players (MENU > Players, the host's `players`): the box starts a new game with
+        them (asked twice on the box), as it does for Change game: this game keeps the players it
+        was played by (its report, its log), the next one has the new ones in its header.
+        Refused with a notice if they cannot play it."""
+        problem = names_problem(names, self.rules)
+        if problem is None and len(names) > self.seats:
+            problem = f"the box has {self.seats} player buttons"
+        if problem is not None:
+            self.notice = f"Players refused: {problem}"[:60]
+            return
+        self.menu = None
+        self.notice = f"New game: {len(names)} players"
+        self._effects.append(Request("players", json.dumps([n.strip() for n in names])))
+
+    def _name_sets(self, n: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """What MENU > Players offers for `n` players: the names at the table (P-numbers for new
+        seats), P1..Pn, and the short list."""
+        kept = list(self.players[:n])
+        for i in range(len(kept), n):
+            kept.append(next(f"P{j}" for j in range(i + 1, 99) if f"P{j}" not in kept))
+        sets = (("keep", tuple(kept)), ("numbers", tuple(f"P{i + 1}" for i in range(n))),
+                ("list", NAME_LIST[:n]))
+        seen: list[tuple[str, tuple[str, ...]]] = []
+        for key, names in sets:
+            if all(names != other for _, other in seen):
+                seen.append((key, names))
+        return tuple(seen)
+
+    def _players_menu(self, key: str, menu: Menu) -> Menu:
+        """MENU > Players: first how many (the dial, within the game's range), then whose names."""
+        if key == "players":
+            counts = range(self.rules.min_players, min(self.rules.max_players, self.seats) + 1)
+            return Menu(tuple((f"players:{n}", f"{n} players") for n in counts),
+                        cursor=max(0, min(len(self.players), self.rules.max_players) - self.rules.min_players))
+        n = int(key.split(":")[1])
+        return Menu(tuple((f"names:{n}:{k}", ", ".join(names) if len(", ".join(names)) <= 20
+                           else f"{names[0]}..{names[-1]}") for k, names in self._name_sets(n)))
+
     # ---- the menu ----
 
     def _toggle_menu(self) -> None:
@@ -264,7 +332,8 @@ class Tabletop:
         if self.rules.rules_card():
             items += (("rules", "Rules card"),)
         items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
-                  ("shutdown", "Shut down"), ("close", "Back to game"), ("web", "Show on TV / phone"))
+                  ("shutdown", "Shut down"), ("close", "Back to game"), ("players", "Players"),
+                  ("web", "Show on TV / phone"))
         self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
 
     def _menu_button(self, button: str, t: float) -> None:
@@ -276,7 +345,7 @@ class Tabletop:
         key = menu.selected
         if key in menu.disabled or key in self.rules.menu_disabled(self.game):
             return                      # greyed: it keeps its place and does nothing now
-        if key in CONFIRM and menu.confirm != key:
+        if (key in CONFIRM or key.startswith("names:")) and menu.confirm != key:
             self.menu = replace(menu, confirm=key)     # a second YES, so no slip ends the game
             return
         card = self.rules.menu_card(self.game, key)
@@ -307,6 +376,11 @@ class Tabletop:
             self._effects.append(Request(key))
         elif key == "close":
             self.menu = None
+        elif key == "players" or key.startswith("players:"):
+            self.menu = self._players_menu(key, menu)
+        elif key.startswith("names:"):
+            _, count, which = key.split(":")
+            self._set_players(dict(self._name_sets(int(count))).get(which))
         elif key == "web":
             self.menu = Menu((("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
                               ("web:newhost", "New host")))

@@ -44,7 +44,8 @@ def catalogue() -> tuple[Game, ...]:
 
 
 def new_engine(game: str | Game, players: tuple[str, ...], options: Mapping[str, Any], seed: int, *,
-               debounce_s: float = DEBOUNCE_S) -> Engine:
+               debounce_s: float = DEBOUNCE_S, seats: int = 8) -> Engine:
     """An engine for `game` (a name or the game itself) that can offer every game here."""
     rules = get(game) if isinstance(game, str) else game
-    return Engine(rules, tuple(players), options, seed, debounce_s=debounce_s, catalogue=catalogue)
+    return Engine(rules, tuple(players), options, seed, debounce_s=debounce_s, catalogue=catalogue,
+                  seats=seats)

@@ -22,6 +22,10 @@ SCREENS = {
 def render(view: Any) -> Image.Image:
     """`view` is the engine (rules, players, game, table, menu, notice, ...)."""
     image, draw = new_frame()
+    seconds = view.power_off_in()
+    if seconds is not None:                 # MENU held: over everything, until it is let go
+        draw_power_off(draw, seconds)
+        return image
     if view.testing:
         draw_button_test(draw, view)
         return image
@@ -39,6 +43,13 @@ def render(view: Any) -> Image.Image:
     elif view.rules.is_over(view.game):
         top_banner(draw, "YES: play again")      # over the result's title, never its content
     return image
+
+
+def draw_power_off(draw: Any, seconds: int) -> None:
+    """MENU is held: the box powers off in `seconds` unless it is let go."""
+    centred(draw, 2, "Powering off in", 12)
+    centred(draw, 18, str(seconds), 30)
+    centred(draw, 52, "let go of MENU: cancel", 9)
 
 
 def draw_button_test(draw: Any, view: Any) -> None:
@@ -65,7 +76,7 @@ def draw_menu(draw: Any, menu: Any) -> None:
             left(draw, 1, 13 + i * 10, line, 9)
         return
     if menu.confirm:
-        question = menu.items[0][1] if menu.items == PLAY_AGAIN else CONFIRM.get(menu.confirm, "Sure?")
+        question = menu.items[0][1] if menu.items == PLAY_AGAIN else CONFIRM.get(menu.confirm.split(":")[0], "Sure?")
         centred(draw, 4, question, 14)
         centred(draw, 26, "YES again: yes", 11)
         centred(draw, 42, "NO: back", 11)

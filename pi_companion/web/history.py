@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core.records import from_record
+from ..core.records import from_record, header_seats
 from ..core.snapshot import table_view
 from ..games import registry
 from ..store import history_files, open_log
@@ -24,7 +24,7 @@ def game_summary(path: Path) -> dict[str, Any] | None:
         with open_log(path) as reader:         # the store's own reader: checksums, v1 and v2
             header = reader.header
             engine = registry.new_engine(header["game"], tuple(header["players"]),
-                                         header["options"], int(header["seed"]))
+                                         header["options"], int(header["seed"]), seats=header_seats(header))
             finished = None                # the table when the game ended (before any "new game")
             for rec in reader.records():
                 event = from_record(rec)
