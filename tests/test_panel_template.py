@@ -1,7 +1,6 @@
 """The drilling template: read back from its SVG and its PDF, in millimetres, at 1:1."""
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
 import re
@@ -15,18 +14,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
+from hardware_modules import load  # noqa: E402  (tests/helpers: one loader for the three files)
+
 ROOT = Path(__file__).resolve().parents[1]
 HARDWARE = ROOT / "hardware"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
-
-def load(name: str):
-    sys.path.insert(0, str(HARDWARE))
-    spec = importlib.util.spec_from_file_location(name, HARDWARE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 panel = load("panel")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import itertools
 import re
 import sys
@@ -11,17 +10,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
+from hardware_modules import load  # noqa: E402  (tests/helpers: one loader for the three files)
+
 ROOT = Path(__file__).resolve().parents[1]
 HARDWARE = ROOT / "hardware"
 
-
-def load(name: str):
-    sys.path.insert(0, str(HARDWARE))
-    spec = importlib.util.spec_from_file_location(name, HARDWARE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module          # dataclasses look their module up while defining
-    spec.loader.exec_module(module)
-    return module
 
 
 circuits = load("circuits")

@@ -1,7 +1,6 @@
 """puck.svg and turntable.svg: drawn from the firmware's pin constants and the turntable geometry."""
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -11,6 +10,9 @@ import pytest
 
 from hypothesis import given, settings, strategies as st
 
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
+from hardware_modules import load  # noqa: E402  (tests/helpers: one loader for the three files)
+
 from pi_companion.core.quadrature import Quadrature
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,14 +20,6 @@ HARDWARE = ROOT / "hardware"
 FIRMWARE = ROOT / "firmware" / "puck.py"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
-
-def load(name: str):
-    sys.path.insert(0, str(HARDWARE))
-    spec = importlib.util.spec_from_file_location(name, HARDWARE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 circuits = load("circuits")
