@@ -4,7 +4,8 @@ table the same; undo restores the table as it was before the judgement."""
 from __future__ import annotations
 
 from pi_companion.core.events import Buzz, HostCommand, Request
-from pi_companion.core.table import NAME_MAX, Tabletop
+from pi_companion.core.names import NAME_MAX
+from pi_companion.core.table import Tabletop
 from pi_companion.games import registry
 
 PLAYERS = ("Ada", "Ben", "Cy")

@@ -26,9 +26,9 @@ from .events import (Buzz, BuzzOpened, Edge, Effect, EncoderLevel, HallCounts, H
 from .frozen import replace
 from .game import Catalogue, Game
 from .quadrature import Quadrature
-from .records import Record, from_record, quantize
-from .records import SEATS
-from .table import NAME_MAX, Table, Tabletop
+from .names import NAME_MAX
+from .records import SEATS, Record, from_record, quantize
+from .table import Table, Tabletop
 from .tunes import buzz_sound
 
 # Where they were defined before the engine was split (hub.py, tests and tools import them here).

@@ -19,7 +19,7 @@ from .events import (Action, BuzzOrder, Dial, Effect, HostCommand, Judge, MenuCh
 from .frozen import replace
 from .game import Catalogue, Game
 from .menu import CONFIRM, PLAY_AGAIN, Menu
-from .names import NAME_MAX, name_problem  # noqa: F401  (NAME_MAX: one rule, core/names.py)
+from .names import name_problem
 from .records import SEATS
 from .tunes import DEFAULT_TUNES, buzz_sound
 
