@@ -59,7 +59,7 @@ fi
 
 ROOT=$WORK/root
 rm -rf -- "$WORK"
-mkdir -p -- "$WORK" "$CACHE/apt" "$CACHE/pip"
+mkdir -p -- "$WORK" "$CACHE/apt" "$CACHE/wheels"
 trap 'rm -rf -- "$WORK"' EXIT
 
 # The box's own files, exactly as the checkout has them (tracked and new files, not ignored ones).
@@ -73,6 +73,21 @@ mkdir -p "$WORK/preseed/etc/default" "$WORK/preseed/etc/initramfs-tools/conf.d"
 install -m 0644 "$HERE/files/raspi-firmware.default" "$WORK/preseed/etc/default/raspi-firmware"
 install -m 0644 "$HERE/files/initramfs-modules" "$WORK/preseed/etc/initramfs-tools/modules"
 install -m 0644 "$HERE/files/initramfs.conf" "$WORK/preseed/etc/initramfs-tools/conf.d/pi-companion.conf"
+
+# The venv's wheels, fetched here by the host's pip for arm64 and CPython 3.11 (bookworm's):
+# the chroot installs them offline (--no-index), so it needs no route or CA of its own to PyPI.
+# lgpio is named as well: pip decides the [pi] extra's marker by this host's machine.
+say "fetching the venv's wheels for arm64 / CPython 3.11"
+PIP=${IMAGE_PIP:-python3 -m pip}
+platforms=(--platform manylinux2014_aarch64 --platform linux_aarch64)
+for v in 17 24 26 27 28 31 34 35 36; do platforms+=(--platform "manylinux_2_${v}_aarch64"); done
+mkdir -p "$WORK/wheels"
+# shellcheck disable=SC2086
+$PIP download --quiet --disable-pip-version-check --only-binary=:all: "${platforms[@]}" \
+    --python-version 3.11 --implementation cp -d "$CACHE/wheels" "$WHEEL[pi]" "lgpio>=0.2" \
+    || die "could not fetch the wheels (pip download above)"
+rm -f "$CACHE"/wheels/pi_companion-*.whl
+cp -- "$CACHE"/wheels/*.whl "$WORK/wheels/"
 
 PACKAGES=(
     # boot: kernel, the Pi's firmware and its hooks (config.txt, cmdline.txt, DTBs), initramfs
@@ -92,7 +107,7 @@ IFS=, ; INCLUDE="${PACKAGES[*]}"; unset IFS
 say "building the root tree (mmdebstrap, arm64 under qemu-user; SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)"
 start=$(date +%s)
 # Hooks get the root tree as $1; environment variables carry the paths.
-export IMAGE_SRC=$WORK/src IMAGE_CACHE_DIR=$CACHE IMAGE_FILES=$HERE/files IMAGE_PRESEED=$WORK/preseed
+export IMAGE_WHEELS=$WORK/wheels IMAGE_SRC=$WORK/src IMAGE_CACHE_DIR=$CACHE IMAGE_FILES=$HERE/files IMAGE_PRESEED=$WORK/preseed
 mmdebstrap --mode=root --variant=minbase --architectures=arm64 \
     --include="$INCLUDE" \
     --dpkgopt=force-confold \

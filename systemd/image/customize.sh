@@ -12,17 +12,16 @@ in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LA
 
 # --- the box: venv, units, sysusers, rules, config (systemd/install.sh, as on a Pi) ----------
 say "installing pi-companion into the image (systemd/install.sh in the arm64 chroot)"
-mkdir -p "$ROOT/tmp/pi-companion-src" "$ROOT/var/cache/pi-companion-pip"
+mkdir -p "$ROOT/tmp/pi-companion-src" "$ROOT/tmp/pi-companion-wheels"
 cp -a "$SRC/." "$ROOT/tmp/pi-companion-src/"
-cp -a "$IMAGE_CACHE_DIR/pip/." "$ROOT/var/cache/pi-companion-pip/"
+cp -a "$IMAGE_WHEELS/." "$ROOT/tmp/pi-companion-wheels/"
 wheel=$(cd "$ROOT/tmp/pi-companion-src" && ls pi_companion-*.whl)
 in_root env PI_COMPANION_WHEEL="/tmp/pi-companion-src/$wheel" \
-    PIP_CACHE_DIR=/var/cache/pi-companion-pip PIP_NO_COMPILE=0 \
+    PI_COMPANION_PIP_ARGS="--no-index --find-links /tmp/pi-companion-wheels" \
     bash /tmp/pi-companion-src/systemd/install.sh
-rm -rf "$IMAGE_CACHE_DIR/pip.new"
-cp -a "$ROOT/var/cache/pi-companion-pip" "$IMAGE_CACHE_DIR/pip.new"
-rm -rf "$IMAGE_CACHE_DIR/pip" && mv "$IMAGE_CACHE_DIR/pip.new" "$IMAGE_CACHE_DIR/pip"
-rm -rf "$ROOT/var/cache/pi-companion-pip" "$ROOT/tmp/pi-companion-src"
+rm -rf "$ROOT/tmp/pi-companion-wheels" "$ROOT/tmp/pi-companion-src"
+in_root /opt/pi-companion/venv/bin/python -m pip list --disable-pip-version-check --format=freeze \
+    | sed 's/^/image: venv: /' >&2
 
 # --- devices: the gpio and i2c groups get the GPIO chips and I2C buses; i2c-dev at boot -----
 install -D -m 0644 "$FILES/60-pi-companion-devices.rules" "$ROOT/etc/udev/rules.d/60-pi-companion-devices.rules"

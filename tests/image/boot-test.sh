@@ -7,6 +7,8 @@
 #
 #   tests/image/boot-test.sh build/image/pi-companion-VERSION-arm64.img.xz
 #
+# The uncompressed .img beside it (make image KEEP_RAW=1) is used when it is the newer.
+#
 # Environment: IMAGE_TEST_TIMEOUT (s, default 1800), IMAGE_TEST_WORK (scratch directory).
 set -euo pipefail
 say() { printf 'image-test: %s\n' "$*" >&2; }
@@ -21,7 +23,7 @@ for tool in qemu-system-aarch64 mcopy fdtput sfdisk xz; do
     command -v "$tool" >/dev/null \
         || die "$tool is missing: apt install qemu-system-arm mtools device-tree-compiler fdisk xz-utils"
 done
-[[ -f $IMAGE ]] || die "no image $IMAGE (make image first)"
+[[ -f $IMAGE || -f ${IMAGE%.xz} ]] || die "no image $IMAGE (make image first)"
 rm -rf "$WORK" && mkdir -p "$WORK"
 QEMU_PID=
 cleanup() { [[ -z $QEMU_PID ]] || kill "$QEMU_PID" 2>/dev/null || true; rm -f "$WORK/card.img"; }
@@ -30,7 +32,7 @@ trap cleanup EXIT
 # The card: a copy (the image stays as built), grown to a power of two as QEMU's SD card
 # needs; the root partition grows into it at first start, as on a real card.
 RAW=${IMAGE%.xz}
-if [[ -f $RAW && $RAW -nt $IMAGE ]]; then
+if [[ $IMAGE != *.xz || ( -f $RAW && ( ! -f $IMAGE || $RAW -nt $IMAGE ) ) ]]; then
     cp --sparse=always "$RAW" "$WORK/card.img"
 else
     xz -dc "$IMAGE" | cp --sparse=always /dev/stdin "$WORK/card.img"
