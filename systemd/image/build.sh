@@ -17,6 +17,8 @@
 #   IMAGE_MIRROR    Debian mirror (default http://deb.debian.org/debian)
 #   SOURCE_DATE_EPOCH   every time stamp in the image (default: the last commit's time)
 #   KEEP_RAW=1      keep the uncompressed .img beside the .img.xz (make image-test uses it)
+#   IMAGE_KEEP_WORK=1   keep IMAGE_WORK when the build fails, to look into the tree
+#   IMAGE_PIP       the host's pip that fetches the venv's arm64 wheels (default python3 -m pip)
 set -euo pipefail
 umask 022
 
@@ -60,7 +62,8 @@ fi
 ROOT=$WORK/root
 rm -rf -- "$WORK"
 mkdir -p -- "$WORK" "$CACHE/apt" "$CACHE/wheels"
-trap 'rm -rf -- "$WORK"' EXIT
+# IMAGE_KEEP_WORK=1 keeps the tree after a failure (a rebuild of it costs the whole dpkg run).
+trap '[[ ${IMAGE_KEEP_WORK:-0} == 1 ]] || rm -rf -- "$WORK"' EXIT
 
 # The box's own files, exactly as the checkout has them (tracked and new files, not ignored ones).
 mkdir -p "$WORK/src"
