@@ -19,9 +19,9 @@ IMAGE=$1
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 TIMEOUT=${IMAGE_TEST_TIMEOUT:-1800}
 WORK=${IMAGE_TEST_WORK:-/var/tmp/pi-companion-image-test}
-for tool in qemu-system-aarch64 mcopy fdtput sfdisk xz; do
+for tool in qemu-system-aarch64 mcopy fdtput parted xz; do
     command -v "$tool" >/dev/null \
-        || die "$tool is missing: apt install qemu-system-arm mtools device-tree-compiler fdisk xz-utils"
+        || die "$tool is missing: apt install qemu-system-arm mtools device-tree-compiler parted xz-utils"
 done
 [[ -f $IMAGE || -f ${IMAGE%.xz} ]] || die "no image $IMAGE (make image first)"
 rm -rf "$WORK" && mkdir -p "$WORK"
@@ -43,8 +43,8 @@ while (( card < size )); do card=$((card * 2)); done
 truncate -s "$card" "$WORK/card.img"
 
 # The FAT partition's offset, and from it the kernel, initramfs and device tree.
-fat_start=$(sfdisk -J "$WORK/card.img" | python3 -c 'import json, sys
-print(json.load(sys.stdin)["partitiontable"]["partitions"][0]["start"] * 512)')
+fat_start=$(parted -m -s "$WORK/card.img" unit B print | awk -F: '$1 == "1" {sub("B", "", $2); print $2}')
+[[ -n $fat_start ]] || die "no FAT partition in $IMAGE"
 FAT="$WORK/card.img@@$fat_start"
 listing=$(MTOOLS_SKIP_CHECK=1 mdir -b -i "$FAT" ::/)
 kernel=$(grep -o 'vmlinuz-[^ ]*' <<<"$listing" | sort -V | tail -1) || die "no kernel on the FAT partition"
