@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: FORCE run test system-test torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy clean
+.PHONY: FORCE run test system-test torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy image image-test clean
 
 # `python --version` is 3.11 or newer (awk, so that no code runs on an interpreter too old for it).
 version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1] > 3 || (v[1] == 3 && v[2] >= 11)} END {exit !ok}'
@@ -86,6 +86,24 @@ install:
 
 uninstall:
 	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash systemd/install.sh --uninstall
+
+# The SD-card image (Debian bookworm arm64, root; see systemd/image/README.md). Not in .ci/run:
+# it takes tens of minutes. Downloads are cached in IMAGE_CACHE, outside the repository.
+IMAGE_DIR ?= build/image
+IMAGE_CACHE ?= /var/cache/pi-companion-image
+VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' pi_companion/__init__.py)
+IMAGE := $(IMAGE_DIR)/pi-companion-$(VERSION)-arm64.img.xz
+IMAGE_NICE ?= nice -n 19 ionice -c3
+IMAGE_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct))
+
+image: $(STAMP)
+	rm -rf $(IMAGE_DIR)/wheel
+	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(IMAGE_DIR)/wheel .
+	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) IMAGE_PIP='$(abspath $(BIN))/python -m pip' IMAGE_CACHE=$(IMAGE_CACHE) KEEP_RAW=$(KEEP_RAW) $(IMAGE_NICE) bash systemd/image/build.sh $(IMAGE_DIR)/wheel/pi_companion-*.whl $(IMAGE)
+
+# Boots the image under qemu-system-aarch64 -M raspi3b and checks the box from its console.
+image-test:
+	$(IMAGE_NICE) bash tests/image/boot-test.sh $(IMAGE)
 
 FORCE:
 

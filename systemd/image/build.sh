@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Builds the pi-companion SD-card image: Debian bookworm arm64 from Debian's own packages, the
+# box's venv and units preinstalled, first-boot settings on the FAT partition.
+#
+#   sudo systemd/image/build.sh WHEEL OUTPUT.img.xz      (make image does this)
+#
+# Needs (Debian): mmdebstrap qemu-user-static parted dosfstools mtools e2fsprogs xz-utils, and
+# binfmt_misc with qemu-aarch64 registered (the script mounts and registers it if it can).
+# No loop devices and no mounts of the image: the root file system is made from a directory
+# with `mke2fs -d`, the FAT one with `mkfs.vfat -C` + `mcopy`, and both are put into the
+# partitioned file with `dd`.
+#
+# Environment:
+#   IMAGE_CACHE     downloaded .debs and pip wheels, kept between builds
+#                   (default /var/cache/pi-companion-image); never inside the repository
+#   IMAGE_WORK      scratch directory for the root tree (default /var/tmp/pi-companion-image)
+#   IMAGE_MIRROR    Debian mirror (default http://deb.debian.org/debian)
+#   SOURCE_DATE_EPOCH   every time stamp in the image (default: the last commit's time)
+#   KEEP_RAW=1      keep the uncompressed .img beside the .img.xz (make image-test uses it)
+#   IMAGE_KEEP_WORK=1   keep IMAGE_WORK when the build fails, to look into the tree
+#   IMAGE_PIP       the host's pip that fetches the venv's arm64 wheels (default python3 -m pip)
+set -euo pipefail
+umask 022
+
+say() { printf 'image: %s\n' "$*" >&2; }
+die() { printf 'image: error: %s\n' "$*" >&2; exit 1; }
+
+[[ $# -eq 2 ]] || die "usage: build.sh WHEEL OUTPUT.img.xz"
+WHEEL=$(realpath -- "$1")
+OUTPUT=$(realpath -m -- "$2")
+[[ -f $WHEEL && $(basename -- "$WHEEL") == pi_companion-*.whl ]] || die "not a pi_companion wheel: $1"
+[[ $OUTPUT == *.img.xz ]] || die "the output must end in .img.xz: $2"
+[[ $EUID -eq 0 ]] || die "run as root (mmdebstrap's root mode; no loop devices are used)"
+
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd -- "$HERE/../.." && pwd)
+CACHE=${IMAGE_CACHE:-/var/cache/pi-companion-image}
+WORK=${IMAGE_WORK:-/var/tmp/pi-companion-image}
+MIRROR=${IMAGE_MIRROR:-http://deb.debian.org/debian}
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
+
+for tool in mmdebstrap parted mkfs.vfat mcopy mmd mke2fs xz; do
+    command -v "$tool" >/dev/null \
+        || die "$tool is missing: apt install mmdebstrap qemu-user-static parted dosfstools mtools e2fsprogs xz-utils"
+done
+case $REPO/ in "$CACHE"/* | "$WORK"/*) die "IMAGE_CACHE and IMAGE_WORK must be outside the repository" ;; esac
+case $CACHE/ in "$REPO"/*) die "IMAGE_CACHE must be outside the repository: $CACHE" ;; esac
+# mmdebstrap's special hooks (sync-in, sync-out) split their arguments on blanks.
+[[ $CACHE =~ ^[A-Za-z0-9/._-]+$ ]] || die "IMAGE_CACHE may hold only letters, digits and / . _ -: $CACHE"
+
+# arm64 programs run under qemu-user in the chroot: binfmt_misc must know them ("F": the
+# interpreter is opened now, so it works inside the chroot too).
+if ! command -v arch-test >/dev/null || ! arch-test arm64 >/dev/null 2>&1; then
+    mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    if [[ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 && -f /usr/lib/binfmt.d/qemu-aarch64.conf ]]; then
+        /usr/lib/systemd/systemd-binfmt /usr/lib/binfmt.d/qemu-aarch64.conf
+    fi
+    [[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]] \
+        || die "cannot run arm64 programs: apt install qemu-user-static (and binfmt_misc must be available)"
+fi
+
+ROOT=$WORK/root
+rm -rf -- "$WORK"
+mkdir -p -- "$WORK" "$CACHE/apt" "$CACHE/wheels"
+# IMAGE_KEEP_WORK=1 keeps the tree after a failure (a rebuild of it costs the whole dpkg run).
+trap '[[ ${IMAGE_KEEP_WORK:-0} == 1 ]] || rm -rf -- "$WORK"' EXIT
+
+# The box's own files, exactly as the checkout has them (tracked and new files, not ignored ones).
+mkdir -p "$WORK/src"
+git -C "$REPO" ls-files -z --cached --others --exclude-standard \
+    | (cd "$REPO" && xargs -0 tar --no-recursion -cf - 2>/dev/null) | tar -C "$WORK/src" -xf -
+cp -- "$WHEEL" "$WORK/src/"
+
+# Files that must exist before their packages are unpacked (dpkg keeps them: force-confold).
+mkdir -p "$WORK/preseed/etc/default" "$WORK/preseed/etc/initramfs-tools/conf.d"
+install -m 0644 "$HERE/files/raspi-firmware.default" "$WORK/preseed/etc/default/raspi-firmware"
+install -m 0644 "$HERE/files/initramfs-modules" "$WORK/preseed/etc/initramfs-tools/modules"
+install -m 0644 "$HERE/files/initramfs.conf" "$WORK/preseed/etc/initramfs-tools/conf.d/pi-companion.conf"
+
+# The venv's wheels, fetched here by the host's pip for arm64 and CPython 3.11 (bookworm's):
+# the chroot installs them offline (--no-index), so it needs no route or CA of its own to PyPI.
+# lgpio is named as well: pip decides the [pi] extra's marker by this host's machine.
+say "fetching the venv's wheels for arm64 / CPython 3.11"
+PIP=${IMAGE_PIP:-python3 -m pip}
+platforms=(--platform manylinux2014_aarch64 --platform linux_aarch64)
+for v in 17 24 26 27 28 31 34 35 36; do platforms+=(--platform "manylinux_2_${v}_aarch64"); done
+mkdir -p "$WORK/wheels"
+# shellcheck disable=SC2086
+$PIP download --quiet --disable-pip-version-check --only-binary=:all: "${platforms[@]}" \
+    --python-version 3.11 --implementation cp -d "$CACHE/wheels" "$WHEEL[pi]" "lgpio>=0.2" \
+    || die "could not fetch the wheels (pip download above)"
+rm -f "$CACHE"/wheels/pi_companion-*.whl
+cp -- "$CACHE"/wheels/*.whl "$WORK/wheels/"
+
+PACKAGES=(
+    # boot: kernel, the Pi's firmware and its hooks (config.txt, cmdline.txt, DTBs), initramfs
+    linux-image-arm64 raspi-firmware initramfs-tools
+    # system
+    systemd-sysv udev dbus libpam-systemd systemd-timesyncd kmod fdisk e2fsprogs iproute2
+    ca-certificates
+    # Wi-Fi and the network: the Pi's radios, the regulatory database, NetworkManager, mDNS
+    firmware-brcm80211 wireless-regdb iw wpasupplicant network-manager avahi-daemon libnss-mdns
+    # the box: power-off via logind needs polkit; the venv needs python3-venv
+    polkitd python3 python3-venv
+    # SSH: installed, but off unless the FAT partition holds a key
+    openssh-server
+)
+IFS=, ; INCLUDE="${PACKAGES[*]}"; unset IFS
+
+say "building the root tree (mmdebstrap, arm64 under qemu-user; SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)"
+start=$(date +%s)
+# Hooks get the root tree as $1; environment variables carry the paths.
+export IMAGE_WHEELS=$WORK/wheels IMAGE_SRC=$WORK/src IMAGE_CACHE_DIR=$CACHE IMAGE_FILES=$HERE/files IMAGE_PRESEED=$WORK/preseed
+mmdebstrap --mode=root --variant=minbase --architectures=arm64 \
+    --include="$INCLUDE" \
+    --dpkgopt=force-confold \
+    --aptopt='Acquire::Retries "3"' \
+    --skip=essential/unlink \
+    --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
+    --setup-hook="sync-in $CACHE/apt /var/cache/apt/archives/" \
+    --setup-hook='cp -a "$IMAGE_PRESEED/." "$1/"' \
+    --setup-hook='mkdir -p "$1/boot/firmware"' \
+    --customize-hook="sync-out /var/cache/apt/archives $CACHE/apt" \
+    --customize-hook="bash $HERE/customize.sh \"\$1\"" \
+    bookworm "$ROOT" \
+    "deb $MIRROR bookworm main non-free-firmware" \
+    "deb $MIRROR bookworm-updates main non-free-firmware" \
+    "deb http://deb.debian.org/debian-security bookworm-security main non-free-firmware"
+say "root tree built in $(( $(date +%s) - start )) s"
+
+bash "$HERE/assemble.sh" "$ROOT" "$OUTPUT"

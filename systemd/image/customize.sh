@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# mmdebstrap --customize-hook for systemd/image/build.sh: turns the Debian root tree ($1) into
+# the box. Runs on the build host; arm64 programs run in the tree under qemu-user (chroot).
+set -euo pipefail
+ROOT=$1
+FILES=$IMAGE_FILES
+SRC=$IMAGE_SRC
+say() { printf 'image: %s\n' "$*" >&2; }
+# The host's pip and locale settings must not leak into the chroot.
+in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+    SOURCE_DATE_EPOCH="$SOURCE_DATE_EPOCH" "$@"; }
+
+# --- the box: venv, units, sysusers, rules, config (systemd/install.sh, as on a Pi) ----------
+say "installing pi-companion into the image (systemd/install.sh in the arm64 chroot)"
+mkdir -p "$ROOT/tmp/pi-companion-src" "$ROOT/tmp/pi-companion-wheels"
+cp -a "$SRC/." "$ROOT/tmp/pi-companion-src/"
+cp -a "$IMAGE_WHEELS/." "$ROOT/tmp/pi-companion-wheels/"
+wheel=$(cd "$ROOT/tmp/pi-companion-src" && ls pi_companion-*.whl)
+in_root env PI_COMPANION_WHEEL="/tmp/pi-companion-src/$wheel" \
+    PI_COMPANION_PIP_ARGS="--no-index --find-links /tmp/pi-companion-wheels" \
+    bash /tmp/pi-companion-src/systemd/install.sh
+rm -rf "$ROOT/tmp/pi-companion-wheels" "$ROOT/tmp/pi-companion-src"
+in_root /opt/pi-companion/venv/bin/python -m pip list --disable-pip-version-check --format=freeze \
+    | sed 's/^/image: venv: /' >&2
+
+# --- devices: the gpio and i2c groups get the GPIO chips and I2C buses; i2c-dev at boot -----
+install -D -m 0644 "$FILES/60-pi-companion-devices.rules" "$ROOT/etc/udev/rules.d/60-pi-companion-devices.rules"
+install -D -m 0644 "$FILES/modules-load.conf" "$ROOT/etc/modules-load.d/pi-companion.conf"
+install -D -m 0644 "$FILES/raspi-firmware-custom" "$ROOT/etc/default/raspi-firmware-custom"
+
+# --- first boot and every boot: the settings on the FAT partition ---------------------------
+install -D -m 0755 "$FILES/pi-companion-setup.py" "$ROOT/usr/local/lib/pi-companion/setup.py"
+install -D -m 0644 "$FILES/pi-companion-setup.service" "$ROOT/etc/systemd/system/pi-companion-setup.service"
+install -D -m 0755 "$FILES/pi-companion-growfs" "$ROOT/usr/local/lib/pi-companion/growfs"
+install -D -m 0644 "$FILES/pi-companion-growfs.service" "$ROOT/etc/systemd/system/pi-companion-growfs.service"
+# The box's config, as the user sees it on the card: the template with the big screen on.
+sed -e 's/^# enabled = false$/enabled = true/' "$ROOT/etc/pi-companion/config.toml" \
+    >"$ROOT/boot/firmware/pi-companion.toml"
+grep -q '^enabled = true$' "$ROOT/boot/firmware/pi-companion.toml" \
+    || { say "error: could not switch the big screen on in the config template"; exit 1; }
+cp "$ROOT/boot/firmware/pi-companion.toml" "$ROOT/etc/pi-companion/config.toml"
+install -m 0644 "$FILES/pi-companion-setup.toml" "$ROOT/boot/firmware/pi-companion-setup.toml"
+
+# --- the system ---------------------------------------------------------------------------
+install -m 0644 "$FILES/fstab" "$ROOT/etc/fstab"
+echo pi-companion >"$ROOT/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\tpi-companion\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+    >"$ROOT/etc/hosts"
+: >"$ROOT/etc/resolv.conf"
+# SSH stays off until the FAT partition holds a key (the setup service removes this file and
+# makes the host keys then: an image must not ship host keys every box would share).
+: >"$ROOT/etc/ssh/sshd_not_to_be_run"
+rm -f "$ROOT"/etc/ssh/ssh_host_*
+# A small journal on the SD card.
+install -D -m 0644 /dev/stdin "$ROOT/etc/systemd/journald.conf.d/pi-companion.conf" <<'CONF'
+# pi-companion image: keep the journal small on the SD card.
+[Journal]
+SystemMaxUse=64M
+CONF
+in_root systemctl enable pi-companion-setup.service pi-companion-growfs.service \
+    pi-companion-web.service NetworkManager.service avahi-daemon.service systemd-timesyncd.service
+# The raspi-firmware hooks wrote /boot/firmware when the kernel was installed, before the
+# custom config.txt lines existed: run them again.
+in_root dpkg-reconfigure raspi-firmware
+say "boot partition: $(ls "$ROOT/boot/firmware" | tr '\n' ' ')"

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# make image-test: boots the SD-card image under qemu-system-aarch64 -M raspi3b (the Debian
+# kernel, initramfs and bcm2837-rpi-3-b.dtb from its own FAT partition, the card as an emulated
+# SD card) and checks from the serial console that the daemon reaches READY, the big screen
+# answers and the journal holds no error of ours. QEMU cannot drive the Pi's GPIO inputs: this
+# proves the image boots and the box starts, not that it plays (the x86 system test does that).
+#
+#   tests/image/boot-test.sh build/image/pi-companion-VERSION-arm64.img.xz
+#
+# The uncompressed .img beside it (make image KEEP_RAW=1) is used when it is the newer.
+#
+# Environment: IMAGE_TEST_TIMEOUT (s, default 1800), IMAGE_TEST_WORK (scratch directory).
+set -euo pipefail
+say() { printf 'image-test: %s\n' "$*" >&2; }
+die() { printf 'image-test: FAIL: %s\n' "$*" >&2; exit 1; }
+
+[[ $# -eq 1 ]] || die "usage: boot-test.sh IMAGE.img.xz"
+IMAGE=$1
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+TIMEOUT=${IMAGE_TEST_TIMEOUT:-1800}
+WORK=${IMAGE_TEST_WORK:-/var/tmp/pi-companion-image-test}
+for tool in qemu-system-aarch64 mcopy fdtput parted xz; do
+    command -v "$tool" >/dev/null \
+        || die "$tool is missing: apt install qemu-system-arm mtools device-tree-compiler parted xz-utils"
+done
+[[ -f $IMAGE || -f ${IMAGE%.xz} ]] || die "no image $IMAGE (make image first)"
+rm -rf "$WORK" && mkdir -p "$WORK"
+QEMU_PID=
+cleanup() { [[ -z $QEMU_PID ]] || kill "$QEMU_PID" 2>/dev/null || true; rm -f "$WORK/card.img"; }
+trap cleanup EXIT
+
+# The card: a copy (the image stays as built), grown to a power of two as QEMU's SD card
+# needs; the root partition grows into it at first start, as on a real card.
+RAW=${IMAGE%.xz}
+if [[ $IMAGE != *.xz || ( -f $RAW && ( ! -f $IMAGE || $RAW -nt $IMAGE ) ) ]]; then
+    cp --sparse=always "$RAW" "$WORK/card.img"
+else
+    xz -dc "$IMAGE" | cp --sparse=always /dev/stdin "$WORK/card.img"
+fi
+size=$(stat -c %s "$WORK/card.img")
+card=$((1024 * 1024 * 1024))
+while (( card < size )); do card=$((card * 2)); done
+truncate -s "$card" "$WORK/card.img"
+
+# The FAT partition's offset, and from it the kernel, initramfs and device tree.
+fat_start=$(parted -m -s "$WORK/card.img" unit B print | awk -F: '$1 == "1" {sub("B", "", $2); print $2}')
+[[ -n $fat_start ]] || die "no FAT partition in $IMAGE"
+FAT="$WORK/card.img@@$fat_start"
+listing=$(MTOOLS_SKIP_CHECK=1 mdir -b -i "$FAT" ::/)
+kernel=$(grep -o 'vmlinuz-[^ ]*' <<<"$listing" | sort -V | tail -1) || die "no kernel on the FAT partition"
+initrd=$(grep -o 'initrd.img-[^ ]*' <<<"$listing" | sort -V | tail -1) || die "no initramfs on the FAT partition"
+for f in "$kernel" "$initrd" bcm2837-rpi-3-b.dtb; do
+    MTOOLS_SKIP_CHECK=1 mcopy -n -i "$FAT" "::/$f" "$WORK/$f"
+done
+# On a Pi the firmware writes the board revision into the device tree, and gpiozero reads it
+# from there; QEMU has no such firmware. a02082: a Raspberry Pi 3 Model B.
+fdtput -p -t x "$WORK/bcm2837-rpi-3-b.dtb" /system linux,revision a02082
+# The check runs from the test's copy of the card (systemd.run=): the image has no test code.
+MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$HERE/guest-check.sh" ::/image-test.sh
+
+say "booting $kernel under qemu-system-aarch64 -M raspi3b (timeout $TIMEOUT s)"
+LOG=$WORK/console.log
+: >"$LOG"
+start=$(date +%s)
+# The mini UART (ttyS1, the header's serial console on a Pi 3) is QEMU's second serial port.
+qemu-system-aarch64 -M raspi3b -m 1G \
+    -kernel "$WORK/$kernel" -initrd "$WORK/$initrd" -dtb "$WORK/bcm2837-rpi-3-b.dtb" \
+    -append "console=ttyS1,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.run=\"/bin/sh /boot/firmware/image-test.sh\" systemd.run_success_action=none" \
+    -drive "file=$WORK/card.img,if=sd,format=raw" \
+    -serial null -serial "file:$LOG" -display none -monitor none -no-reboot &
+QEMU_PID=$!
+while ! grep -q '^IMAGE-TEST: DONE' "$LOG"; do
+    kill -0 "$QEMU_PID" 2>/dev/null || die "QEMU ended before the check finished (console: $LOG)"
+    (( $(date +%s) - start < TIMEOUT )) || die "no result within $TIMEOUT s (console: $LOG)"
+    sleep 5
+done
+took=$(( $(date +%s) - start ))
+kill "$QEMU_PID" && wait "$QEMU_PID" 2>/dev/null || true
+QEMU_PID=
+tr -d '\r' <"$LOG" >"$LOG.txt"
+grep '^IMAGE-TEST:' "$LOG.txt" >&2 || true
+
+fail=0
+check() { if grep -qE "$1" "$LOG.txt"; then say "ok: $2"; else say "FAIL: $2"; fail=1; fi; }
+refuse() { if grep -qE "$1" "$LOG.txt"; then say "FAIL: $2"; fail=1; else say "ok: $2"; fi; }
+check '^IMAGE-TEST: pi-companion.service active/running' "the daemon reached READY (Type=notify: active only after READY=1)"
+check '^IMAGE-TEST: web ok' "the big screen answered on port 8080"
+check '^IMAGE-TEST: gpiochip: crw-rw---- root gpio' "/dev/gpiochip0 belongs to the gpio group (the image's udev rule)"
+refuse '^IMAGE-TEST: err\|.*pi-companion' "no error from pi-companion in the journal"
+refuse '^IMAGE-TEST: failed units: .*pi-companion' "no failed pi-companion unit"
+say "boot and checks took $took s; console log: $LOG.txt"
+(( fail == 0 )) || die "see above"
+say "PASS"

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Runs inside the booted image under `make image-test` (systemd.run= on the kernel command
+# line, from the test's copy of the FAT partition; the image itself has no test code). Every
+# line it prints starts with "IMAGE-TEST:" and goes to the serial console, where
+# tests/image/boot-test.sh reads it.
+exec >/dev/console 2>&1
+say() { echo "IMAGE-TEST: $*"; }
+say "boot reached $(cut -d' ' -f1 /proc/uptime) s"
+state=unknown
+i=0
+while [ $i -lt 600 ]; do
+    state=$(systemctl show -p ActiveState --value pi-companion.service)
+    sub=$(systemctl show -p SubState --value pi-companion.service)
+    [ "$state" = active ] && [ "$sub" = running ] && break
+    i=$((i + 1)); sleep 1
+done
+say "pi-companion.service $state/$sub at $(cut -d' ' -f1 /proc/uptime) s (restarts: $(systemctl show -p NRestarts --value pi-companion.service))"
+journalctl -b -u pi-companion.service --no-pager -o cat | sed 's/^/IMAGE-TEST: daemon| /'
+web=fail
+i=0
+while [ $i -lt 300 ]; do
+    if python3 -c 'import sys, urllib.request
+r = urllib.request.urlopen("http://127.0.0.1:8080/", timeout=10)
+sys.exit(r.status != 200 or b"<html" not in r.read().lower())' 2>/dev/null; then
+        web=ok; break
+    fi
+    i=$((i + 1)); sleep 1
+done
+say "web $web at $(cut -d' ' -f1 /proc/uptime) s"
+journalctl -b -u pi-companion-web.service --no-pager -o cat | sed 's/^/IMAGE-TEST: web| /'
+journalctl -b -u pi-companion-setup.service -u pi-companion-growfs.service --no-pager -o cat \
+    | sed 's/^/IMAGE-TEST: setup| /'
+say "gpiochip: $(ls -l /dev/gpiochip* 2>&1 | awk '{print $1, $3, $4, $NF}' | tr '\n' ';')"
+say "failed units: $(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
+journalctl -b -p err --no-pager -o short-monotonic | sed 's/^/IMAGE-TEST: err| /'
+say "root: $(df -m / | awk 'NR==2 {print $2 " MiB, " $3 " MiB used"}')"
+say "DONE"
