@@ -68,14 +68,20 @@ class StopLatch:
             pass                                   # a full pipe wakes the reader all the same
 
     def wait(self) -> None:
+        """Until SIGTERM/SIGINT or `set`. The wake-up fd carries the number of every signal that
+        has a Python handler, so any other (the debug hang's SIGUSR2) is read and slept through."""
+        stops = {int(sig) for sig in self.SIGNALS}
         while True:
             select.select([self._read], [], [])
             try:
                 data = os.read(self._read, 512)
             except BlockingIOError:
                 continue
-            self.signalled = self.signalled or any(data)
-            return
+            if stops.intersection(data):
+                self.signalled = True
+                return
+            if 0 in data:                          # `set`: a shutdown request or the loop's end
+                return
 
 
 # ---- debug only: a hung loop on demand, for the system test's watchdog check ---------------
