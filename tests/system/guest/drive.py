@@ -12,10 +12,6 @@ Run with the installed venv's Python (it reads the pin map from the installed pa
     drive.py lines                the chip's requested lines as JSON {line: consumer} (the
                                   kernel's line info, GPIO_V2_GET_LINEINFO_IOCTL)
     drive.py watch-open PATH SECS a line each time PATH is opened (inotify), for SECS
-    drive.py ready CONFIG         run the installed daemon by hand (the unit stopped) with a
-                                  notify socket whose queue is full, so that its READY=1 blocks
-                                  in sendto() until read: the lines it holds at that moment, as
-                                  JSON; then READY=1 is read and the daemon stopped (SIGTERM)
 Writing "pull-down" to a line's sim_gpioN/pull grounds it, as a pressed button does; the lamps
 are the box's output lines, read back through sim_gpioN/value.
 """
@@ -26,8 +22,6 @@ import fcntl
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -173,89 +167,6 @@ def lines() -> dict[int, str]:
     return used
 
 
-def ready(config: str) -> dict[str, object]:
-    """The lines the daemon holds when its READY=1 is sent (it blocks there until read)."""
-    work = Path("/run/systest-ready")
-    subprocess.run(["rm", "-rf", str(work)], check=True)
-    work.mkdir(mode=0o755)
-    os.chown(work, *[int(x) for x in subprocess.check_output(
-        ["sh", "-c", "id -u pi-companion; id -g pi-companion"], text=True).split()])
-    path = work / "notify"
-    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    receiver.bind(str(path))
-    os.chmod(path, 0o666)
-    # Fill the receiver's queue: the daemon's first datagram (READY=1: no WATCHDOG_USEC here)
-    # then blocks in sendto() until the test reads, whatever the daemon would do next.
-    filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    filler.setblocking(False)
-    filled = 0
-    while True:
-        try:
-            filler.sendto(b"filler", str(path))
-            filled += 1
-        except BlockingIOError:
-            break
-    env = {"PATH": "/usr/bin:/bin", "GPIOZERO_PIN_FACTORY": "lgpio", "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONFAULTHANDLER": "1", "PYTHONUNBUFFERED": "1",
-           "NOTIFY_SOCKET": str(path), "RUNTIME_DIRECTORY": str(work)}
-    # As the unit runs it: its user and groups, the Pi's /proc/cpuinfo bound over the VM's
-    # (the test drop-in does the same for the unit), a writable working directory for lgpio.
-    # unshare, sh, setpriv and env each exec the next: the daemon keeps this process's pid.
-    log = open(work / "daemon.log", "w+")
-    proc = subprocess.Popen(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c",
-         'mount --bind /etc/systest/cpuinfo /proc/cpuinfo && exec setpriv --reuid=pi-companion '
-         '--regid=pi-companion --init-groups -- "$@"', "sh",
-         "/opt/pi-companion/venv/bin/pi-companion", "run", "--config", config],
-        env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT, text=True)
-
-    def said() -> str:
-        log.seek(0)
-        return log.read()[-6000:]
-    try:
-        # A daemon start takes 5-60 s under TCG on a loaded host (imports, mostly).
-        end = time.monotonic() + 240
-        blocked = False
-        while time.monotonic() < end and proc.poll() is None:
-            try:
-                call = Path(f"/proc/{proc.pid}/syscall").read_text().split()
-                exe = os.readlink(f"/proc/{proc.pid}/exe")
-            except (FileNotFoundError, ProcessLookupError):
-                call, exe = [], ""
-            if "python" in exe and call and call[0] == "44":      # sendto(2) on x86_64
-                time.sleep(0.05)                # blocked there, not passing through (the hub's
-                if Path(f"/proc/{proc.pid}/syscall").read_text().split()[:2] == call[:2]:
-                    blocked = True              # wake-up is a sendto too, and never blocks)
-                    break
-            time.sleep(0.005)
-        if not blocked:
-            where = ""
-            if proc.poll() is None:
-                where = (f"; still running, in syscall {Path(f'/proc/{proc.pid}/syscall').read_text().split()[:1]}"
-                         f" (wchan {Path(f'/proc/{proc.pid}/wchan').read_text()})")
-                proc.send_signal(signal.SIGABRT)        # faulthandler: every thread's stack
-                time.sleep(3)
-            sys.exit(f"FAIL: the daemon never blocked in sendto (READY=1) within 240 s{where}: {said()}")
-        held = lines()                     # the moment of READY=1: the daemon cannot go on
-        receiver.settimeout(10)
-        got = [receiver.recv(4096) for _ in range(filled + 1)]
-        if got[-1] != b"READY=1" or any(g != b"filler" for g in got[:-1]):
-            sys.exit(f"FAIL: the blocked datagram was {got[-1]!r}, not READY=1")
-        time.sleep(1.0)
-        after = lines()
-        proc.send_signal(signal.SIGTERM)
-        rc = proc.wait(timeout=60)
-        if rc != 0:
-            sys.exit(f"FAIL: the daemon run by hand exited {rc}: {said()}")
-        return {"at_ready": held, "a_second_later": after, "filled": filled}
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        receiver.close()
-        filler.close()
-        log.close()
-
-
 def watch_open(path: str, seconds: float) -> None:
     """Print a line each time `path` is opened, for `seconds` (inotify IN_OPEN)."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -279,8 +190,6 @@ def main(argv: list[str]) -> None:
         print(json.dumps(lines()))
     elif argv[0] == "watch-open":
         watch_open(argv[1], float(argv[2]))
-    elif argv[0] == "ready":
-        print(json.dumps(ready(argv[1])))
     elif argv[0] == "hold":
         press(argv[1])
         time.sleep(float(argv[2]))
