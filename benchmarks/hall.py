@@ -58,6 +58,16 @@ def engine(n: int) -> dict[str, Any]:
     return {"edges": n, "edges_per_s": n / elapsed, "lost_steps": n - steps, "invalid": e.hall.invalid}
 
 
+def open_check(factory: Any) -> dict[tuple[str, int], Any]:
+    """P1 pressed and released (it opens the wind check); the hall pins' drivers by (sensor, level)."""
+    a, b = pin(factory, "HALL_A"), pin(factory, "HALL_B")
+    p1 = pin(factory, "P1")
+    p1.drive_low()
+    Jump.offset += 0.05
+    p1.drive_high()
+    return {("A", 1): a.drive_high, ("A", 0): a.drive_low, ("B", 1): b.drive_high, ("B", 0): b.drive_low}
+
+
 def box(n: int, logged: bool = False) -> dict[str, Any]:
     """Mock pins -> edge queue -> the Box's loop thread -> the engine; wall clock throughout."""
     factory = JumpFactory(pin_class=WatchedPin)
@@ -69,13 +79,8 @@ def box(n: int, logged: bool = False) -> dict[str, Any]:
     store = GameLog(store_dir.name) if store_dir is not None else None
     b = make_box(config, factory, store=store)
     b.start()
-    a, bb = pin(factory, "HALL_A"), pin(factory, "HALL_B")
-    drive = {("A", 1): a.drive_high, ("A", 0): a.drive_low, ("B", 1): bb.drive_high, ("B", 0): bb.drive_low}
+    drive = open_check(factory)
     try:
-        p1 = pin(factory, "P1")
-        p1.drive_low()
-        Jump.offset += 0.05
-        p1.drive_high()
         wait_for(lambda: b.handled >= 2)            # the press opened the check; the release is in
         assert b.engine.game.check is not None
         before = b.handled
@@ -130,13 +135,8 @@ def paced(n: int, rate: float, *, coalesce: bool, frames_drawn: bool = True) -> 
         b.draw = no_frame  # type: ignore[method-assign]
         b._frame_hold = lambda: None  # type: ignore[method-assign]   # no frame waits for anything
     b.start()
-    a, bb = pin(factory, "HALL_A"), pin(factory, "HALL_B")
-    drive = {("A", 1): a.drive_high, ("A", 0): a.drive_low, ("B", 1): bb.drive_high, ("B", 0): bb.drive_low}
+    drive = open_check(factory)
     try:
-        p1 = pin(factory, "P1")
-        p1.drive_low()
-        Jump.offset += 0.05
-        p1.drive_high()
         wait_for(lambda: b.handled >= 2 and not b.stale)
         time.sleep(0.1)
         before, shown, cpu0 = b.handled, len(frames), loop_cpu(b)
