@@ -137,6 +137,10 @@ def parser() -> argparse.ArgumentParser:
     box_options(s, ("mock",), ("dummy", "none"))
     s.add_argument("--puck", choices=("fake",), help="fake: the turntable keys drive a software "
                    "wind puck on a pty, read through the real serial link")
+    s.add_argument("--oled", choices=("auto", "half", "quad", "sextant", "braille"), default="auto",
+                   help="how the OLED is drawn (default auto: the largest that fits; the o key "
+                   "cycles through those that fit): half blocks from 144x39, quad(rant) blocks "
+                   "from 80x39, sextants from 80x29, braille from 80x23")
     s.add_argument("--pinmap", default="8players", help="pin map of the emulated box (default "
                    "8players: a button for every player; replaces the config's pinmap and [pins])")
     s.set_defaults(func=cmd_simulate)
