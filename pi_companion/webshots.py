@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -59,10 +60,31 @@ def drawn_latest(driver: Any, live: Live) -> None:
 
 
 def _snap(driver: Any, live: Live, out: Path, size: tuple[int, int]) -> Path:
-    """The page as it is now, once it has drawn the box's latest snapshot; the whole page
-    (taller than the screen where it must, as the host page on a phone), so nothing is cut off."""
+    """The page as it is now, once it has drawn the box's latest snapshot."""
     if driver.find_elements("id", "status"):
         drawn_latest(driver, live)
+    return _picture(driver, out, size)
+
+
+@contextmanager
+def _stopped(live: Live) -> Iterator[None]:
+    """While the pictures of one moment are taken: the web process is stopped (SIGSTOP), so
+    the page keeps the snapshot it drew at every size, however far the box's real-time game
+    goes on meanwhile (a Hands Up! beat, on a loaded machine, came between two sizes); the
+    page asks the server for nothing when only its size changes. Continued afterwards."""
+    if live.web is not None:
+        live.web.send_signal(signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        if live.web is not None:
+            live.web.send_signal(signal.SIGCONT)
+
+
+def _picture(driver: Any, out: Path, size: tuple[int, int]) -> Path:
+    """The page as drawn now at `size`; the whole page (taller than the screen where it must,
+    as the host page on a phone), so nothing is cut off."""
+    _viewport(driver, *size)
     height = int(driver.execute_script("return document.documentElement.scrollHeight"))
     _viewport(driver, size[0], max(size[1], height))
     time.sleep(0.2)
@@ -70,6 +92,29 @@ def _snap(driver: Any, live: Live, out: Path, size: tuple[int, int]) -> Path:
         write_if_changed(out, _shrink(shot))    # only a page that looks different is rewritten
     _viewport(driver, *size)
     return out
+
+
+def exact_buzz(live: Live, order: list[str], gap_s: float) -> None:
+    """Presses on the mock pins in `order`, each edge stamped exactly `gap_s` after the one
+    before, so the margins on the pages are the same on every run (real sleeps show a few ms
+    of scheduling jitter). Each pin really goes low and its edge takes gpiozero's own path to
+    the box (the pin's change callback); only its timestamp is the planned one, never later
+    than the moment the edge is handed over. Released as `Live.buzz` does."""
+    pins = [live.pin(name) for name in order]
+    start = time.monotonic()
+    for i, pin in enumerate(pins):
+        stamp = start + i * gap_s
+        time.sleep(max(0.0, stamp - time.monotonic()))
+        if pin._change_state(False):                 # the pin goes low, as drive_low does ...
+            pin._last_change = stamp                 # ... at the planned moment
+            if pin._edges in ("both", "falling") and pin._when_changed is not None:
+                pin._call_when_changed()
+    live.until(lambda: live.box.engine.report()["last_buzz"] is not None and live.box.engine.table.judging
+               and len(live.box.engine.report()["last_buzz"]["order"]) == len(order))
+    time.sleep(0.08)
+    for pin in pins:
+        pin.drive_high()
+    time.sleep(0.05)
 
 
 def _shrink(image: Image.Image) -> Image.Image:
@@ -95,7 +140,7 @@ def grab_bag_evening(live: Live, shoot: Shoot) -> None:
         live.buzz([f"P{s + 1}" for s in order])
         judged(live)
     seekers = sorted(box.engine.rules.buzzers(box.engine.game))
-    live.buzz([f"P{s + 1}" for s in reversed(seekers)], gap_s=0.012)
+    exact_buzz(live, [f"P{s + 1}" for s in reversed(seekers)], gap_s=0.012)   # same margins every run
     shoot("buzz")
     judged(live)
     while not box.engine.rules.is_over(box.engine.game):
@@ -223,9 +268,10 @@ def evening_shots(game: str, out: Path, state: Path) -> list[Path]:
         _open(driver, live.base, "/", SCREENS["tv"])
 
         def shoot(label: str) -> None:
-            for size_name, size in SCREENS.items():
-                _viewport(driver, *size)
-                written.append(_snap(driver, live, out / f"web-{game}-{label}-{size_name}.png", size))
+            drawn_latest(driver, live)
+            with _stopped(live):                    # one snapshot at every size
+                for size_name, size in SCREENS.items():
+                    written.append(_picture(driver, out / f"web-{game}-{label}-{size_name}.png", size))
         play(live, shoot)
     return written
 
