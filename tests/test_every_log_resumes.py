@@ -14,10 +14,13 @@ from conftest import Clock, VirtualFactory, VirtualPin
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
+from pi_companion.core.engine import Engine, fold_records
+from pi_companion.core.records import header_seats
 from pi_companion.core.events import Edge, HallLevel, HostCommand, Turn
 from pi_companion.games import registry
+from pi_companion.hub import parse_command
 from pi_companion.hw.display import Display
-from pi_companion.store import GameLog
+from pi_companion.store import GameLog, open_log
 
 NAMES = ("Ada", "Ben", "Cy", "Di", "Eve", "Fay", "Gus", "Hal")
 GAMES = tuple(registry.available())
@@ -39,6 +42,18 @@ def host(command, name="", player=-1):
     return [("host", HostCommand(0.0, command, player, name), 0.0)]
 
 
+def players_path(to_players, count, names):
+    """MENU, `to_players` detents back to Players, YES, `count` detents (how many), YES,
+    `names` detents (whose names), YES, YES (a new game ends this one: asked again)."""
+    return (tap("MENU") + [("turn", -1, 0.05)] * to_players + tap("YES") + [("turn", count, 0.05)]
+            + tap("YES") + [("turn", 1, 0.05)] * names + tap("YES") + tap("YES"))
+
+
+def host_players(names):
+    """The host remote's `players` command, as the hub hands it over."""
+    return [("host", parse_command({"cmd": "players", "names": list(names)}, NAMES[:2]), 0.0)]
+
+
 buttons = st.sampled_from(("YES", "NO", "MENU") + tuple(f"P{i}" for i in range(1, 9)))
 steps = st.one_of(
     st.builds(tap, buttons, st.sampled_from((0.08, 1.2, 2.3))),
@@ -49,6 +64,8 @@ steps = st.one_of(
     st.builds(host, st.sampled_from(("yes", "no", "undo", "new"))),
     st.builds(lambda g: host("switch", g), st.sampled_from(GAMES)),
     st.builds(lambda p, n: host("rename", n, p), st.integers(0, 7), st.sampled_from(("Zoe", "Ben", ""))),
+    st.builds(players_path, st.integers(0, 3), st.sampled_from((-3, -1, 0, 1, 4)), st.integers(0, 2)),
+    st.builds(host_players, st.lists(st.sampled_from(NAMES), min_size=1, max_size=9, unique=True)),
 )
 tables = st.integers(2, 8).flatmap(lambda n: st.tuples(
     st.just(n), st.sampled_from([g for g in GAMES if registry.get(g).min_players <= n <= registry.get(g).max_players])))
@@ -95,6 +112,12 @@ def check_resumes(tmp: Path, n: int, game: str, script: list) -> None:
         assert again.engine.report() == {**before, "shutdown_requested": False}
     finally:
         again.close()
+    for finished in sorted((tmp / "history").glob("*.log")):   # a game that MENU > Players, New
+        with open_log(finished) as reader:                      # game or a switch ended folds too
+            header, records = reader.header, list(reader.records())
+        engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
+                        header["seed"], seats=header_seats(header))
+        assert fold_records(engine, records)[1] is None, finished.name
 
 
 # Six players at Hands Up!, MENU > Change game (YES, YES) > All Wound Up: the issue's evening.
@@ -107,6 +130,9 @@ SWITCH_TO_ALL_WOUND_UP = menu_path(4, True, 2)
 @example(table=(5, "hands-up"), script=[menu_path(4, True, 0)])          # to Grab Bag
 @example(table=(8, "hold-everything"), script=[menu_path(5, True, 4)])   # to Hold Your Breath!
 @example(table=(6, "hands-up"), script=[host("switch", "all-wound-up")])
+@example(table=(4, "grab-bag"), script=[tap("P2"), players_path(2, -1, 1), tap("P3")])   # 3: P1, P2, P3
+@example(table=(5, "hold-everything"), script=[players_path(2, 3, 2), tap("P3")])   # 8 from the short list
+@example(table=(6, "hands-up"), script=[host_players(NAMES[:8]), tap("P8"), host_players(NAMES[:2])])
 @given(table=tables, script=st.lists(steps, max_size=12))
 def test_every_log_the_box_writes_resumes(tmp_path_factory, table, script):
     n, game = table
