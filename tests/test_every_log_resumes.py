@@ -76,9 +76,12 @@ def config(n, game):
                   pinmap="8players" if n > 4 else "4players")
 
 
-def play(box, n, script):
-    """Feed `script` to the box as the loop would (inputs on its queue, timers on wake-ups)."""
+def play(box, n, script, ended=None):
+    """Feed `script` to the box as the loop would (inputs on its queue, timers on wake-ups).
+    `ended` (a list) gets the report and notice of each game an input ended (New game, Change
+    game, Players), as it was at that moment."""
     for kind, what, dt in script:
+        engine = box.engine
         Clock.now += dt
         if kind == "press" or kind == "release":
             if what.startswith("P") and int(what[1:]) > n:
@@ -93,13 +96,16 @@ def play(box, n, script):
         box.queue.put(Wake())                         # timers due by now fire
         box.pump()
         Clock.now += 0.01
+        if ended is not None and box.engine is not engine:
+            ended.append((engine.report(), engine.notice))
 
 
 def check_resumes(tmp: Path, n: int, game: str, script: list) -> None:
     Clock.now = 0.0
     box = Box(config(n, game), VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(tmp))
     try:
-        play(box, n, script)
+        ended: list = []
+        play(box, n, script, ended)
         box.store.wait()
         before = box.engine.report()
     finally:
@@ -112,12 +118,20 @@ def check_resumes(tmp: Path, n: int, game: str, script: list) -> None:
         assert again.engine.report() == {**before, "shutdown_requested": False}
     finally:
         again.close()
-    for finished in sorted((tmp / "history").glob("*.log")):   # a game that MENU > Players, New
-        with open_log(finished) as reader:                      # game or a switch ended folds too
+    # A game that MENU > Players, New game or a switch ended folds from its log in history to
+    # what it was when it ended.
+    finished = sorted((tmp / "history").glob("*.log"))
+    assert len(finished) == len(ended)
+    for path, (report, notice) in zip(finished, ended):
+        with open_log(path) as reader:
             header, records = reader.header, list(reader.records())
         engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
                         header["seed"], seats=header_seats(header))
-        assert fold_records(engine, records)[1] is None, finished.name
+        assert fold_records(engine, records)[1] is None, path.name
+        assert engine.report() == report, path.name
+        # The notice it ended with ("New game: 3 players"), unless the box carried that over
+        # from the game before (the box's own words on a new game: not in this game's log).
+        assert engine.notice in (notice, ""), path.name
 
 
 # Six players at Hands Up!, MENU > Change game (YES, YES) > All Wound Up: the issue's evening.
