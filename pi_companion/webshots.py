@@ -24,6 +24,7 @@ from typing import Any
 
 from PIL import Image
 
+from .app import Wake
 from .pictures import write_if_changed
 from .web import headless
 from .web.live import Live, live_box
@@ -67,18 +68,30 @@ def _snap(driver: Any, live: Live, out: Path, size: tuple[int, int]) -> Path:
 
 
 @contextmanager
-def _stopped(live: Live) -> Iterator[None]:
-    """While the pictures of one moment are taken: the web process is stopped (SIGSTOP), so
-    the page keeps the snapshot it drew at every size, however far the box's real-time game
-    goes on meanwhile (a Hands Up! beat, on a loaded machine, came between two sizes); the
-    page asks the server for nothing when only its size changes. Continued afterwards."""
-    if live.web is not None:
-        live.web.send_signal(signal.SIGSTOP)
+def _held(live: Live, driver: Any) -> Iterator[None]:
+    """While the pictures of one moment are taken, the moment stays: the box's clock stands
+    still (no beat, no settle window, no timer moves the game on; on a loaded machine the
+    pictures of one moment took longer than a Hands Up! beat), and once the page has drawn it
+    the web process is stopped (SIGSTOP), so the page keeps that snapshot at every size (it
+    asks the server for nothing when only its size changes). Afterwards the clock goes on from where it stood:
+    the box's epoch moves by the time held, so pin edges stamped on the real clock stay in
+    step, and a wake-up makes the loop measure its next timer again."""
+    box, factory = live.box, live.box.factory
+    frozen = factory.ticks()
+    factory.ticks = lambda: frozen                   # this instance only: Box.now() stands still
+    stopped = False
     try:
+        drawn_latest(driver, live)                   # the page shows the moment ...
+        if live.web is not None:
+            live.web.send_signal(signal.SIGSTOP)     # ... and keeps it
+            stopped = True
         yield
     finally:
-        if live.web is not None:
+        if stopped:
             live.web.send_signal(signal.SIGCONT)
+        box.t0 += time.monotonic() - frozen          # (MockFactory's ticks are time.monotonic())
+        del factory.ticks
+        box.queue.put(Wake())
 
 
 def _picture(driver: Any, out: Path, size: tuple[int, int]) -> Path:
@@ -186,7 +199,7 @@ def hands_up_evening(live: Live, shoot: Shoot) -> None:
     shoot("deal")
     live.until(lambda: box.engine.report()["beats"] >= 2, timeout=20)
     shoot("beat")
-    live.buzz(["P2", "P3"], gap_s=0.006)
+    exact_buzz(live, ["P2", "P3"], gap_s=0.006)
     shoot("grab")
     judged(live)
     shoot("result")
@@ -268,8 +281,7 @@ def evening_shots(game: str, out: Path, state: Path) -> list[Path]:
         _open(driver, live.base, "/", SCREENS["tv"])
 
         def shoot(label: str) -> None:
-            drawn_latest(driver, live)
-            with _stopped(live):                    # one snapshot at every size
+            with _held(live, driver):               # one moment at every size
                 for size_name, size in SCREENS.items():
                     written.append(_picture(driver, out / f"web-{game}-{label}-{size_name}.png", size))
         play(live, shoot)
