@@ -81,7 +81,11 @@ def _held(live: Live, driver: Any) -> Iterator[None]:
     factory.ticks = lambda: frozen                   # this instance only: Box.now() stands still
     stopped = False
     try:
-        drawn_latest(driver, live)                   # the page shows the moment ...
+        # The box has drawn what it holds (a frame waits for its log to be durable) and the
+        # page shows that snapshot (the web process may still be one behind the box) ...
+        live.until(lambda: not box.stale and box.queue.empty(), timeout=10)
+        seq = live.hub.seq
+        headless.wait(driver, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) >= seq)
         if live.web is not None:
             live.web.send_signal(signal.SIGSTOP)     # ... and keeps it
             stopped = True
