@@ -68,19 +68,30 @@ def _snap(driver: Any, live: Live, out: Path, size: tuple[int, int]) -> Path:
 
 
 @contextmanager
-def _held(live: Live, driver: Any) -> Iterator[None]:
-    """While the pictures of one moment are taken, the moment stays: the box's clock stands
-    still (no beat, no settle window, no timer moves the game on; on a loaded machine the
-    pictures of one moment took longer than a Hands Up! beat), and once the page has drawn it
-    the web process is stopped (SIGSTOP), so the page keeps that snapshot at every size (it
-    asks the server for nothing when only its size changes). Afterwards the clock goes on from where it stood:
-    the box's epoch moves by the time held, so pin edges stamped on the real clock stay in
-    step, and a wake-up makes the loop measure its next timer again."""
-    box, factory = live.box, live.box.factory
+def held_clock(box: Any) -> Iterator[None]:
+    """The box's clock stands still meanwhile: no beat, no settle window, no timer moves the
+    game on. Afterwards it goes on from where it stood: the box's epoch moves by the time
+    held, so pin edges stamped on the real clock stay in step with it, and a wake-up makes the
+    loop measure its next timer again. (MockFactory's ticks are time.monotonic().)"""
+    factory = box.factory
     frozen = factory.ticks()
     factory.ticks = lambda: frozen                   # this instance only: Box.now() stands still
-    stopped = False
     try:
+        yield
+    finally:
+        box.t0 += time.monotonic() - frozen
+        del factory.ticks
+        box.queue.put(Wake())
+
+
+@contextmanager
+def _held(live: Live, driver: Any) -> Iterator[None]:
+    """While the pictures of one moment are taken, the moment stays: the box's clock stands
+    still (on a loaded machine the pictures of one moment took longer than a Hands Up! beat),
+    and once the page has drawn it the web process is stopped (SIGSTOP), so the page keeps
+    that snapshot at every size (it asks the server for nothing when only its size changes)."""
+    box = live.box
+    with held_clock(box):
         # The box has drawn what it holds (a frame waits for its log to be durable) and the
         # page shows that snapshot (the web process may still be one behind the box) ...
         live.until(lambda: not box.stale and box.queue.empty(), timeout=10)
@@ -88,14 +99,11 @@ def _held(live: Live, driver: Any) -> Iterator[None]:
         headless.wait(driver, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) >= seq)
         if live.web is not None:
             live.web.send_signal(signal.SIGSTOP)     # ... and keeps it
-            stopped = True
-        yield
-    finally:
-        if stopped:
-            live.web.send_signal(signal.SIGCONT)
-        box.t0 += time.monotonic() - frozen          # (MockFactory's ticks are time.monotonic())
-        del factory.ticks
-        box.queue.put(Wake())
+        try:
+            yield
+        finally:
+            if live.web is not None:
+                live.web.send_signal(signal.SIGCONT)
 
 
 def _picture(driver: Any, out: Path, size: tuple[int, int]) -> Path:
