@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -137,6 +138,10 @@ def parser() -> argparse.ArgumentParser:
     box_options(s, ("mock",), ("dummy", "none"))
     s.add_argument("--puck", choices=("fake",), help="fake: the turntable keys drive a software "
                    "wind puck on a pty, read through the real serial link")
+    s.add_argument("--oled", choices=("auto", "half", "quad", "sextant", "braille"), default="auto",
+                   help="how the OLED is drawn (default auto: the largest that fits; the o key "
+                   "cycles through those that fit): half blocks from 131x40, quad(rant) blocks "
+                   "from 80x39, sextants from 80x29, braille from 80x23")
     s.add_argument("--pinmap", default="8players", help="pin map of the emulated box (default "
                    "8players: a button for every player; replaces the config's pinmap and [pins])")
     s.set_defaults(func=cmd_simulate)
@@ -204,9 +209,17 @@ def main(argv: list[str] | None = None) -> int:
         check_flags(p, args)
         args.players = ",".join(args.players)      # the form build_config reads
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()                          # a closed pipe is found here, not at exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`replay x.json | head`): stop quietly, as a shell tool does;
+        # stdout goes to /dev/null so the interpreter's own last flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141                                  # 128 + SIGPIPE, what a shell reports
 
 
 if __name__ == "__main__":

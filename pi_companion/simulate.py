@@ -15,7 +15,7 @@ import sys
 import textwrap
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from .assemble import StateDirBusy, assemble, build_config
 from .core.events import Request
@@ -32,12 +32,13 @@ RESUMED_S = 30.0                                   # "Resumed the saved game, no
 SOUND_S = 2.0                                      # "sound: ..." stays this long
 FORWARD = ((0, 0), (1, 0), (1, 1), (0, 1))        # hall (A, B) levels, clockwise order
 HELP = ("1-8 tap a player   h+1-8 hold a player   y n YES NO   Y N long YES NO (N undo)",
-        "m MENU  M hold MENU  [ ] or arrows encoder  . , w turntable  q quit")
+        "m MENU  M hold MENU  [ ] arrows encoder  . , w turntable  o OLED look  q quit")
 PANEL_W = 14                                       # the players' column right of the frame
-# Frame styles: pixels per text cell (x, y); a layout is chosen by what fits the terminal, the
-# largest first: half blocks (128x32 cells), quadrant blocks (64x32: every pixel a solid quarter
-# cell, crisp where braille's dots are faint) and braille (64x16, for 80x24).
-STYLES = {"half": (1, 2), "quad": (2, 2), "braille": (2, 4)}
+# Frame styles: pixels per text cell (x, y). A terminal cell is about twice as tall as wide, so
+# half blocks (1x2) draw square pixels at full size, 128x32 cells; quadrant blocks (2x2, 64x32)
+# and sextants (2x3, 64x22) draw every pixel as a solid part of a cell, smaller and a little
+# tall; braille (2x4, 64x16) fits 80x24 but draws dots with gaps, the hardest to read.
+STYLES = {"half": (1, 2), "quad": (2, 2), "sextant": (2, 3), "braille": (2, 4)}
 QUADRANTS = " ▘▝▀▖▌▞▛▗▚▐▜▄▙▟█"     # indexed by lit pixels: 1 top left, 2 top right, 4 bottom
                                     # left, 8 bottom right
 BRAILLE_DOTS = ((0, 0, 0x01), (0, 1, 0x02), (0, 2, 0x04), (1, 0, 0x08),
@@ -47,53 +48,94 @@ OLED = (128, 64)
 KEY_NAMES = {"KEY_RIGHT": "]", "KEY_DOWN": "]", "KEY_LEFT": "[", "KEY_UP": "["}
 REPEAT_GAP_S = 0.06       # between two uses of one control typed faster than they take: a button's
                           # presses this far apart are distinct whatever the debounce setting
+STYLE_WORDS = {"half": "half blocks", "quad": "quadrant blocks", "sextant": "sextants",
+               "braille": "braille"}
+STYLE_KEY = "o"           # draw the OLED in the next style that fits (a font without sextants)
+
+
+def sextant(bits: int) -> str:
+    """The sextant character for lit cells 1 top left, 2 top right, 4 middle left, 8 middle
+    right, 16 bottom left, 32 bottom right. Unicode's block U+1FB00 lists the 60 patterns that
+    had no character before, in order: empty, full and the two half columns are older."""
+    older = {0: " ", 21: "▌", 42: "▐", 63: "█"}
+    if bits in older:
+        return older[bits]
+    return chr(0x1FB00 + bits - 1 - (bits > 21) - (bits > 42))
 
 
 def frame_lines(image: Any, style: str, unicode: bool = True) -> list[str]:
     """A one-bit frame as text: "half" = half blocks (1x2 px a cell), "quad" = quadrant blocks
-    (2x2 px a cell), "braille" = 2x4 px a cell.
+    (2x2 px a cell), "sextant" = 2x3 px a cell, "braille" = 2x4 px a cell.
 
     Without a Unicode terminal a cell is "#" if any of its pixels is lit.
     """
     px = image.load()
     w, h = image.size
     cx, cy = STYLES[style]
+
+    def lit(x: int, y: int) -> bool:
+        return y < h and bool(px[x, y])              # 64 rows are not a multiple of 3
+
     lines = []
     for y in range(0, h, cy):
         row = []
         for x in range(0, w, cx):
             if style == "half":
-                bits = (1 if px[x, y] else 0) | (2 if px[x, y + 1] else 0)
-                ch = " ▀▄█"[bits]
+                ch = " ▀▄█"[lit(x, y) | lit(x, y + 1) << 1]
             elif style == "quad":
-                bits = ((1 if px[x, y] else 0) | (2 if px[x + 1, y] else 0)
-                        | (4 if px[x, y + 1] else 0) | (8 if px[x + 1, y + 1] else 0))
-                ch = QUADRANTS[bits]
+                ch = QUADRANTS[lit(x, y) | lit(x + 1, y) << 1 | lit(x, y + 1) << 2 | lit(x + 1, y + 1) << 3]
+            elif style == "sextant":
+                ch = sextant(sum(lit(x + i % 2, y + i // 2) << i for i in range(6)))
             else:
-                bits = sum(bit for dx, dy, bit in BRAILLE_DOTS if px[x + dx, y + dy])
+                bits = sum(bit for dx, dy, bit in BRAILLE_DOTS if lit(x + dx, y + dy))
                 ch = chr(0x2800 + bits) if bits else " "
             row.append(ch if unicode or ch == " " else "#")
         lines.append("".join(row))
     return lines
 
 
-def choose_layout(cols: int, rows: int) -> str | None:
-    """The largest frame style whose whole screen fits, or None if even the compact one does not."""
-    for style in ("half", "quad", "braille"):
-        fw, fh = frame_size(style)
-        if cols >= fw + 2 + PANEL_W and rows >= 1 + fh + 2 + 2 + len(HELP):
-            return style
-    return None
+class Layout(NamedTuple):
+    style: str                  # a key of STYLES
+    panel: str                  # "side": the players in a column right of the frame; "below":
+                                # in one line under it (half blocks on a 132-column terminal)
+
+
+# Best first: what a laptop user reads best among what fits (see docs/controls.md, "The OLED in
+# a terminal"). Chrome around the frame: the title line, the frame's two borders, the status
+# line, the key help, and one spare line; the panel below takes one more.
+LAYOUTS = (Layout("half", "side"), Layout("half", "below"), Layout("quad", "side"),
+           Layout("sextant", "side"), Layout("braille", "side"))
+
+
+def layout_size(layout: Layout) -> tuple[int, int]:
+    """The terminal size (columns, rows) a layout needs."""
+    fw, fh = frame_size(layout.style)
+    rows = 1 + fh + 2 + 2 + len(HELP)
+    if layout.panel == "side":
+        return fw + 2 + PANEL_W, rows
+    return fw + 3, rows + 1
+
+
+def fits(layout: Layout, cols: int, rows: int) -> bool:
+    need_cols, need_rows = layout_size(layout)
+    return cols >= need_cols and rows >= need_rows
+
+
+def choose_layout(cols: int, rows: int, style: str | None = None) -> Layout | None:
+    """The best layout that fits, or None if even the compact one does not. `style`: the one
+    asked for (--oled, the o key), if it fits; the best that fits otherwise."""
+    fitting = [layout for layout in LAYOUTS if fits(layout, cols, rows)]
+    asked = [layout for layout in fitting if layout.style == style]
+    return (asked or fitting or [None])[0]
 
 
 def frame_size(style: str) -> tuple[int, int]:
     cx, cy = STYLES[style]
-    return OLED[0] // cx, OLED[1] // cy
+    return -(-OLED[0] // cx), -(-OLED[1] // cy)
 
 
 def minimum_size() -> tuple[int, int]:
-    fw, fh = frame_size("braille")
-    return fw + 2 + PANEL_W, 1 + fh + 2 + 2 + len(HELP)
+    return layout_size(LAYOUTS[-1])
 
 
 class KeyPad:
@@ -226,7 +268,8 @@ def simulate(args: Any) -> int:
     try:
         for name in ("LINES", "COLUMNS"):                # the size comes from the terminal itself
             os.environ.pop(name, None)
-        return int(curses.wrapper(lambda scr: Emulator(scr, box, pad, changed, requests).run()))
+        style = None if getattr(args, "oled", "auto") == "auto" else args.oled
+        return int(curses.wrapper(lambda scr: Emulator(scr, box, pad, changed, requests, style).run()))
     finally:
         built.close()
 
@@ -272,8 +315,9 @@ class Emulator:
     """The terminal side: reads keys, shows the frame, the lamps, sounds and messages."""
 
     def __init__(self, scr: Any, box: Any, pad: KeyPad, changed: threading.Event,
-                 requests: list[Request]) -> None:
+                 requests: list[Request], style: str | None = None) -> None:
         self.curses = curses
+        self.style = style                               # asked for (--oled, o); None: the best
         self.scr = scr
         self.box = box
         self.pad = pad
@@ -303,6 +347,8 @@ class Emulator:
                     return 0
                 if key == "KEY_RESIZE":
                     self.curses.update_lines_cols()
+                elif key == STYLE_KEY:
+                    self.say(self.next_style(), when)
                 elif not self.pad.key(key, when):
                     self.say(self.unknown(key), when)
                 elif self.pad.hold_next:
@@ -322,6 +368,19 @@ class Emulator:
                 last_draw = now
             else:
                 self.curses.napms(10)
+
+    def next_style(self) -> str:
+        """The o key: the next style that fits this terminal, round to the best again."""
+        rows, cols = self.scr.getmaxyx()
+        styles = list(dict.fromkeys(layout.style for layout in LAYOUTS if fits(layout, cols, rows)))
+        if not styles:
+            return "the terminal is too small for any OLED drawing"
+        shown = choose_layout(cols, rows, self.style)
+        current = shown.style if shown else styles[0]
+        self.style = styles[(styles.index(current) + 1) % len(styles)]
+        fine = len(styles) > 1 or self.style != current
+        return (f"OLED drawn in {STYLE_WORDS[self.style]} (o: the next)" if fine
+                else f"OLED drawn in {STYLE_WORDS[self.style]}: nothing else fits this terminal")
 
     def read_keys(self) -> list[tuple[str, float]]:
         """Every key waiting in the input, each on its own, stamped with the time it was read."""
@@ -368,11 +427,15 @@ class Emulator:
         rows, cols = scr.getmaxyx()
         now = time.monotonic()
         scr.erase()
-        style = choose_layout(cols, rows)
-        if style is None or override:
+        layout = choose_layout(cols, rows, self.style)
+        if layout is None or override:
             need = "%dx%d" % minimum_size()
             text = override or f"Terminal too small: needs {need}, this is {cols}x{rows}. q quits"
-            for i, line in enumerate(textwrap.wrap(text, max(cols - 1, 10))):
+            lines = textwrap.wrap(text, max(cols - 1, 10))
+            over = self.over()
+            if over and not override:            # who won, in words, even here
+                lines += textwrap.wrap(f"Game over: {over}.", max(cols - 1, 10))
+            for i, line in enumerate(lines):
                 self.put(i, 0, line, cols)
             scr.refresh()
             return
@@ -380,10 +443,10 @@ class Emulator:
         title = box.engine.rules.title
         players = box.engine.players                      # what is played (a resumed log's)
         self.put(0, 0, f" {title} - pi-companion simulate, {len(players)} players", cols)
-        fw, fh = frame_size(style)
+        fw, fh = frame_size(layout.style)
         image = box.display.device.image if box.display.device is not None else None
         if image is not None:
-            lines = frame_lines(image, style, self.unicode)
+            lines = frame_lines(image, layout.style, self.unicode)
         else:
             lines = [" (--display none: no OLED, the box plays on)".ljust(fw)] + [""] * (fh - 1)
         h, v, corners = ("─", "│", "┌┐└┘") if self.unicode else ("-", "|", "++++")
@@ -392,13 +455,19 @@ class Emulator:
             self.put(2 + i, 0, v + line.ljust(fw) + v, cols)
         self.put(2 + fh, 0, corners[2] + h * fw + corners[3], cols)
         lit_mark, dark_mark = ("●", "○") if self.unicode else ("*", "o")
-        self.put(1, fw + 3, "key player", cols)
-        for i, name in enumerate(players):
-            lamp = lit_mark if i in box.leds.lit else dark_mark
-            self.put(2 + i, fw + 3, f"{i + 1} {name[:8]:<8} {lamp}", cols)
-        self.put(3 + fh, 0, " " + self.status.line(now, box.piezo.played, self.over()), cols)
+        entries = [f"{i + 1} {name[:8]:<8} {lit_mark if i in box.leds.lit else dark_mark}"
+                   for i, name in enumerate(players)]
+        below = 0
+        if layout.panel == "side":
+            self.put(1, fw + 3, "key player", cols)
+            for i, entry in enumerate(entries):
+                self.put(2 + i, fw + 3, entry, cols)
+        else:
+            self.put(3 + fh, 0, " keys: " + "  ".join(entries), cols)
+            below = 1
+        self.put(3 + fh + below, 0, " " + self.status.line(now, box.piezo.played, self.over()), cols)
         for i, line in enumerate(HELP):
-            self.put(4 + fh + i, 0, " " + line, cols)
+            self.put(4 + fh + below + i, 0, " " + line, cols)
         scr.refresh()
 
     def put(self, y: int, x: int, text: str, cols: int) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from typing import Any
 
 from PIL import Image
 
+from .app import Wake
 from .pictures import write_if_changed
 from .web import headless
 from .web.live import Live, live_box
@@ -59,10 +61,55 @@ def drawn_latest(driver: Any, live: Live) -> None:
 
 
 def _snap(driver: Any, live: Live, out: Path, size: tuple[int, int]) -> Path:
-    """The page as it is now, once it has drawn the box's latest snapshot; the whole page
-    (taller than the screen where it must, as the host page on a phone), so nothing is cut off."""
+    """The page as it is now, once it has drawn the box's latest snapshot."""
     if driver.find_elements("id", "status"):
         drawn_latest(driver, live)
+    return _picture(driver, out, size)
+
+
+@contextmanager
+def held_clock(box: Any) -> Iterator[None]:
+    """The box's clock stands still meanwhile: no beat, no settle window, no timer moves the
+    game on. Afterwards it goes on from where it stood: the box's epoch moves by the time
+    held, so pin edges stamped on the real clock stay in step with it, and a wake-up makes the
+    loop measure its next timer again. (MockFactory's ticks are time.monotonic().)"""
+    factory = box.factory
+    frozen = factory.ticks()
+    factory.ticks = lambda: frozen                   # this instance only: Box.now() stands still
+    try:
+        yield
+    finally:
+        box.t0 += time.monotonic() - frozen
+        del factory.ticks
+        box.queue.put(Wake())
+
+
+@contextmanager
+def _held(live: Live, driver: Any) -> Iterator[None]:
+    """While the pictures of one moment are taken, the moment stays: the box's clock stands
+    still (on a loaded machine the pictures of one moment took longer than a Hands Up! beat),
+    and once the page has drawn it the web process is stopped (SIGSTOP), so the page keeps
+    that snapshot at every size (it asks the server for nothing when only its size changes)."""
+    box = live.box
+    with held_clock(box):
+        # The box has drawn what it holds (a frame waits for its log to be durable) and the
+        # page shows that snapshot (the web process may still be one behind the box) ...
+        live.until(lambda: not box.stale and box.queue.empty(), timeout=10)
+        seq = live.hub.seq
+        headless.wait(driver, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) >= seq)
+        if live.web is not None:
+            live.web.send_signal(signal.SIGSTOP)     # ... and keeps it
+        try:
+            yield
+        finally:
+            if live.web is not None:
+                live.web.send_signal(signal.SIGCONT)
+
+
+def _picture(driver: Any, out: Path, size: tuple[int, int]) -> Path:
+    """The page as drawn now at `size`; the whole page (taller than the screen where it must,
+    as the host page on a phone), so nothing is cut off."""
+    _viewport(driver, *size)
     height = int(driver.execute_script("return document.documentElement.scrollHeight"))
     _viewport(driver, size[0], max(size[1], height))
     time.sleep(0.2)
@@ -70,6 +117,29 @@ def _snap(driver: Any, live: Live, out: Path, size: tuple[int, int]) -> Path:
         write_if_changed(out, _shrink(shot))    # only a page that looks different is rewritten
     _viewport(driver, *size)
     return out
+
+
+def exact_buzz(live: Live, order: list[str], gap_s: float) -> None:
+    """Presses on the mock pins in `order`, each edge stamped exactly `gap_s` after the one
+    before, so the margins on the pages are the same on every run (real sleeps show a few ms
+    of scheduling jitter). Each pin really goes low and its edge takes gpiozero's own path to
+    the box (the pin's change callback); only its timestamp is the planned one, never later
+    than the moment the edge is handed over. Released as `Live.buzz` does."""
+    pins = [live.pin(name) for name in order]
+    start = time.monotonic()
+    for i, pin in enumerate(pins):
+        stamp = start + i * gap_s
+        time.sleep(max(0.0, stamp - time.monotonic()))
+        if pin._change_state(False):                 # the pin goes low, as drive_low does ...
+            pin._last_change = stamp                 # ... at the planned moment
+            if pin._edges in ("both", "falling") and pin._when_changed is not None:
+                pin._call_when_changed()
+    live.until(lambda: live.box.engine.report()["last_buzz"] is not None and live.box.engine.table.judging
+               and len(live.box.engine.report()["last_buzz"]["order"]) == len(order))
+    time.sleep(0.08)
+    for pin in pins:
+        pin.drive_high()
+    time.sleep(0.05)
 
 
 def _shrink(image: Image.Image) -> Image.Image:
@@ -95,7 +165,7 @@ def grab_bag_evening(live: Live, shoot: Shoot) -> None:
         live.buzz([f"P{s + 1}" for s in order])
         judged(live)
     seekers = sorted(box.engine.rules.buzzers(box.engine.game))
-    live.buzz([f"P{s + 1}" for s in reversed(seekers)], gap_s=0.012)
+    exact_buzz(live, [f"P{s + 1}" for s in reversed(seekers)], gap_s=0.012)   # same margins every run
     shoot("buzz")
     judged(live)
     while not box.engine.rules.is_over(box.engine.game):
@@ -141,7 +211,7 @@ def hands_up_evening(live: Live, shoot: Shoot) -> None:
     shoot("deal")
     live.until(lambda: box.engine.report()["beats"] >= 2, timeout=20)
     shoot("beat")
-    live.buzz(["P2", "P3"], gap_s=0.006)
+    exact_buzz(live, ["P2", "P3"], gap_s=0.006)
     shoot("grab")
     judged(live)
     shoot("result")
@@ -223,9 +293,9 @@ def evening_shots(game: str, out: Path, state: Path) -> list[Path]:
         _open(driver, live.base, "/", SCREENS["tv"])
 
         def shoot(label: str) -> None:
-            for size_name, size in SCREENS.items():
-                _viewport(driver, *size)
-                written.append(_snap(driver, live, out / f"web-{game}-{label}-{size_name}.png", size))
+            with _held(live, driver):               # one moment at every size
+                for size_name, size in SCREENS.items():
+                    written.append(_picture(driver, out / f"web-{game}-{label}-{size_name}.png", size))
         play(live, shoot)
     return written
 

@@ -57,3 +57,20 @@ def test_flag_errors_are_usage_errors_naming_the_flag(capsys, argv, flag):
     rc, out, err = run(capsys, *argv, "--config", "/nonexistent")
     assert rc == 2 and out == ""
     assert f"error: argument {flag}" in err and "config names" not in err
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly():
+    """`pi-companion replay x.json | head -5`: the pipe closes before the report is written;
+    the command stops with a shell's SIGPIPE status and no traceback."""
+    import os
+    import subprocess
+    import sys
+    read_end, write_end = os.pipe()
+    os.close(read_end)                                       # the reader is already gone
+    try:
+        done = subprocess.run([sys.executable, "-m", "pi_companion", "replay", "docs/scenarios/grab-bag-first-round.json"],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60,
+                              cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141 and done.stderr == ""

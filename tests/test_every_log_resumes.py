@@ -14,10 +14,13 @@ from conftest import Clock, VirtualFactory, VirtualPin
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
+from pi_companion.core.engine import Engine, fold_records
+from pi_companion.core.records import header_seats
 from pi_companion.core.events import Edge, HallLevel, HostCommand, Turn
 from pi_companion.games import registry
+from pi_companion.hub import parse_command
 from pi_companion.hw.display import Display
-from pi_companion.store import GameLog
+from pi_companion.store import GameLog, open_log
 
 NAMES = ("Ada", "Ben", "Cy", "Di", "Eve", "Fay", "Gus", "Hal")
 GAMES = tuple(registry.available())
@@ -39,6 +42,18 @@ def host(command, name="", player=-1):
     return [("host", HostCommand(0.0, command, player, name), 0.0)]
 
 
+def players_path(to_players, count, names):
+    """MENU, `to_players` detents back to Players, YES, `count` detents (how many), YES,
+    `names` detents (whose names), YES, YES (a new game ends this one: asked again)."""
+    return (tap("MENU") + [("turn", -1, 0.05)] * to_players + tap("YES") + [("turn", count, 0.05)]
+            + tap("YES") + [("turn", 1, 0.05)] * names + tap("YES") + tap("YES"))
+
+
+def host_players(names):
+    """The host remote's `players` command, as the hub hands it over."""
+    return [("host", parse_command({"cmd": "players", "names": list(names)}, NAMES[:2]), 0.0)]
+
+
 buttons = st.sampled_from(("YES", "NO", "MENU") + tuple(f"P{i}" for i in range(1, 9)))
 steps = st.one_of(
     st.builds(tap, buttons, st.sampled_from((0.08, 1.2, 2.3))),
@@ -49,6 +64,8 @@ steps = st.one_of(
     st.builds(host, st.sampled_from(("yes", "no", "undo", "new"))),
     st.builds(lambda g: host("switch", g), st.sampled_from(GAMES)),
     st.builds(lambda p, n: host("rename", n, p), st.integers(0, 7), st.sampled_from(("Zoe", "Ben", ""))),
+    st.builds(players_path, st.integers(0, 3), st.sampled_from((-3, -1, 0, 1, 4)), st.integers(0, 2)),
+    st.builds(host_players, st.lists(st.sampled_from(NAMES), min_size=1, max_size=9, unique=True)),
 )
 tables = st.integers(2, 8).flatmap(lambda n: st.tuples(
     st.just(n), st.sampled_from([g for g in GAMES if registry.get(g).min_players <= n <= registry.get(g).max_players])))
@@ -59,9 +76,12 @@ def config(n, game):
                   pinmap="8players" if n > 4 else "4players")
 
 
-def play(box, n, script):
-    """Feed `script` to the box as the loop would (inputs on its queue, timers on wake-ups)."""
+def play(box, n, script, ended=None):
+    """Feed `script` to the box as the loop would (inputs on its queue, timers on wake-ups).
+    `ended` (a list) gets the report and notice of each game an input ended (New game, Change
+    game, Players), as it was at that moment."""
     for kind, what, dt in script:
+        engine = box.engine
         Clock.now += dt
         if kind == "press" or kind == "release":
             if what.startswith("P") and int(what[1:]) > n:
@@ -76,13 +96,16 @@ def play(box, n, script):
         box.queue.put(Wake())                         # timers due by now fire
         box.pump()
         Clock.now += 0.01
+        if ended is not None and box.engine is not engine:
+            ended.append((engine.report(), engine.notice))
 
 
 def check_resumes(tmp: Path, n: int, game: str, script: list) -> None:
     Clock.now = 0.0
     box = Box(config(n, game), VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(tmp))
     try:
-        play(box, n, script)
+        ended: list = []
+        play(box, n, script, ended)
         box.store.wait()
         before = box.engine.report()
     finally:
@@ -95,6 +118,20 @@ def check_resumes(tmp: Path, n: int, game: str, script: list) -> None:
         assert again.engine.report() == {**before, "shutdown_requested": False}
     finally:
         again.close()
+    # A game that MENU > Players, New game or a switch ended folds from its log in history to
+    # what it was when it ended.
+    finished = sorted((tmp / "history").glob("*.log"))
+    assert len(finished) == len(ended)
+    for path, (report, notice) in zip(finished, ended):
+        with open_log(path) as reader:
+            header, records = reader.header, list(reader.records())
+        engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
+                        header["seed"], seats=header_seats(header))
+        assert fold_records(engine, records)[1] is None, path.name
+        assert engine.report() == report, path.name
+        # The notice it ended with ("New game: 3 players"), unless the box carried that over
+        # from the game before (the box's own words on a new game: not in this game's log).
+        assert engine.notice in (notice, ""), path.name
 
 
 # Six players at Hands Up!, MENU > Change game (YES, YES) > All Wound Up: the issue's evening.
@@ -107,6 +144,9 @@ SWITCH_TO_ALL_WOUND_UP = menu_path(4, True, 2)
 @example(table=(5, "hands-up"), script=[menu_path(4, True, 0)])          # to Grab Bag
 @example(table=(8, "hold-everything"), script=[menu_path(5, True, 4)])   # to Hold Your Breath!
 @example(table=(6, "hands-up"), script=[host("switch", "all-wound-up")])
+@example(table=(4, "grab-bag"), script=[tap("P2"), players_path(2, -1, 1), tap("P3")])   # 3: P1, P2, P3
+@example(table=(5, "hold-everything"), script=[players_path(2, 3, 2), tap("P3")])   # 8 from the short list
+@example(table=(6, "hands-up"), script=[host_players(NAMES[:8]), tap("P8"), host_players(NAMES[:2])])
 @given(table=tables, script=st.lists(steps, max_size=12))
 def test_every_log_the_box_writes_resumes(tmp_path_factory, table, script):
     n, game = table

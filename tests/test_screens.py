@@ -174,3 +174,14 @@ def test_distinct_short_names_properties():
         for i in changed:                                  # a new form is nobody else's
             assert out.count(out[i]) == 1 and out[i] not in plain
     check()
+
+
+@pytest.mark.parametrize("players", [("Kai", "Lu"), ("Ada", "Ben", "Cy"), ("Ty", "Jo", "Quy", "Bea")])
+def test_all_wound_up_guide_line_keeps_its_descender_room_whatever_the_names(text_boxes, players):
+    """The round guide's line along the bottom ("R1 Kai deals 4") starts its line so that its
+    descender room ends on the last row, whatever the first letters' height: a name whose ink
+    starts a row higher (K, T, J) once pushed that room one row off the screen."""
+    engine = Engine(registry.get("all-wound-up"), players, {}, 3)
+    render(engine)
+    assert any(text.startswith("R1 ") for text, _ in text_boxes)
+    assert_inside(text_boxes, f"all-wound-up with {players}")

@@ -17,12 +17,13 @@ import termios
 import time
 
 import pyte
+import pytest
 from PIL import Image
 
 from conftest import wait_for
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.simulate import (MESSAGE_S, PLAYER_HOLD_S, SOUND_S, TAP_S, KeyPad, Status,
-                                   choose_layout, frame_lines)
+from pi_companion.simulate import (MESSAGE_S, PLAYER_HOLD_S, QUADRANTS, SOUND_S, TAP_S, KeyPad,
+                                   Status, choose_layout, frame_lines)
 
 
 def test_frame_lines_half_blocks_and_braille():
@@ -38,12 +39,45 @@ def test_frame_lines_half_blocks_and_braille():
     assert frame_lines(image, "braille", unicode=False)[0][0] == "#"
 
 
+def test_sextants_draw_2x3_pixels_a_cell_in_unicode_order():
+    """Each of the 64 patterns of a 2x3 cell is the sextant Unicode names for it."""
+    import unicodedata
+    for bits in range(64):
+        image = Image.new("1", (128, 64))
+        for i in range(6):
+            if bits >> i & 1:
+                image.putpixel((2 + i % 2, 3 + i // 2), 1)      # the second cell of the second row
+        lines = frame_lines(image, "sextant")
+        assert len(lines) == 22 and all(len(line) == 64 for line in lines)   # 64 rows: 21 and a third
+        ch = lines[1][1]
+        assert set("".join(lines).replace(ch, "", 1)) <= {" "}
+        lit = "".join(str(i + 1) for i in range(6) if bits >> i & 1)
+        older = {"": " ", "135": "▌", "246": "▐", "123456": "█"}
+        assert ch == older[lit] if lit in older else unicodedata.name(ch) == f"BLOCK SEXTANT-{lit}", (bits, ch)
+    image = Image.new("1", (128, 64))
+    image.putpixel((127, 63), 1)                                # the last row is one pixel tall
+    assert frame_lines(image, "sextant")[21][63] == "\U0001FB01"       # BLOCK SEXTANT-2
+
+
+# The common terminal sizes and what each draws (docs/controls.md, "The OLED in a terminal").
+COMMON_SIZES = {(80, 24): ("braille", "side"), (100, 30): ("sextant", "side"),
+                (120, 40): ("quad", "side"), (132, 43): ("half", "below"),
+                (160, 50): ("half", "side")}
+
+
 def test_layout_fits_the_terminal():
-    assert choose_layout(80, 24) == "braille"             # the classic terminal: compact
-    assert choose_layout(150, 45) == "half"                # room for the full-size frame
-    assert choose_layout(100, 40) == "quad"                # tall: 2x2 pixels a character
-    assert choose_layout(100, 30) == "braille"             # 64 pixel rows need 32 lines at 2 a line
-    assert choose_layout(60, 24) is None and choose_layout(80, 20) is None
+    for (cols, rows), want in COMMON_SIZES.items():
+        assert tuple(choose_layout(cols, rows)) == want, (cols, rows)
+    assert tuple(choose_layout(144, 39)) == ("half", "side")     # the smallest full size
+    assert tuple(choose_layout(131, 40)) == ("half", "below")
+    assert tuple(choose_layout(130, 40)) == ("quad", "side")     # 128 columns and two borders
+    assert tuple(choose_layout(80, 39)) == ("quad", "side")
+    assert tuple(choose_layout(80, 29)) == ("sextant", "side")   # 22 lines of 3 pixel rows
+    assert tuple(choose_layout(80, 28)) == ("braille", "side")
+    assert choose_layout(60, 24) is None and choose_layout(80, 22) is None
+    # A style asked for (--oled, the o key) if it fits; the best that fits if not.
+    assert tuple(choose_layout(160, 50, "braille")) == ("braille", "side")
+    assert tuple(choose_layout(80, 24, "half")) == ("braille", "side")
 
 
 def set_inputs(factory, pins, names):
@@ -242,32 +276,81 @@ def test_keys_typed_quickly_are_each_their_own_input_and_down_moves_the_menu_dow
     assert engine.menu is not None and engine.menu.cursor == 1   # down from the first entry
 
 
-def test_a_tall_terminal_draws_the_oled_in_quadrant_blocks_and_every_size_says_who_won(tmp_path):
-    """80x24 gets braille; from 80x39 quadrant blocks (2x2 pixels a character, solid). At game
-    over the status line names the winner in words (All Wound Up: Ada holds her button, YES)."""
-    from pi_companion.simulate import QUADRANTS
-    for (cols, rows), style in (((80, 24), "braille"), ((100, 40), "quad")):
-        term = Terminal(cols, rows, "--game", "all-wound-up", "--players", "Ada,Ben",
-                        "--state-dir", str(tmp_path / style))
-        try:
-            assert term.wait_for("All Wound Up - pi-companion simulate", "q quit"), term.text()
-            term.wait_for("the first frame", timeout=1.0)          # (reads the screen meanwhile)
-            chars = set()
-            for line in term.screen.display[2:]:
-                if line.startswith("│"):
-                    chars |= set(line[1:].split("│")[0]) - {" "}
-            assert chars, term.text()
-            if style == "braille":
-                assert all(0x2800 < ord(c) <= 0x28FF for c in chars), term.text()
-            else:
-                assert chars <= set(QUADRANTS) and chars & set("▘▝▖▗▚▞▛▜▙▟"), term.text()
-            term.type(b"h1")                                # Ada holds her button: "I crossed the gate"
-            time.sleep(2.8)
-            term.type(b"y")                                 # YES: the game is over
-            assert term.wait_for("Game over: Ada wins. Play again: y, then y again"), term.text()
-            assert term.quit()[0] == 0
-        finally:
-            term.close()
+def frame_chars(term):
+    """The characters drawn inside the OLED's frame."""
+    chars = set()
+    for line in term.screen.display[2:]:
+        if line.startswith("│"):
+            chars |= set(line[1:].split("│")[0]) - {" "}
+    return chars
+
+
+def drawn_in(chars, style):
+    """Whether the frame's characters are that style's (and would be no other's)."""
+    if style == "braille":
+        return all(0x2800 < ord(c) <= 0x28FF for c in chars)
+    if style == "sextant":
+        return all(0x1FB00 <= ord(c) <= 0x1FB3B or c in "▌▐█" for c in chars)
+    if style == "quad":
+        return chars <= set(QUADRANTS) and bool(chars & set("▘▝▖▗▚▞▛▜▙▟"))
+    return chars <= set("▀▄█")
+
+
+@pytest.mark.parametrize("size", list(COMMON_SIZES), ids=lambda s: "%dx%d" % s)
+def test_every_common_terminal_gets_its_oled_drawing_and_says_who_won(tmp_path, size):
+    """The real emulator on a pty of each common size draws the OLED in the style chosen for
+    it, the players where that layout puts them, and at game over names the winner in words
+    (All Wound Up: Ada holds her button, YES) - also once the terminal is too small to draw."""
+    cols, rows = size
+    style, panel = COMMON_SIZES[size]
+    term = Terminal(cols, rows, "--game", "all-wound-up", "--players", "Ada,Ben", "--state-dir", str(tmp_path))
+    try:
+        assert term.wait_for("All Wound Up - pi-companion simulate", "q quit", "2 Ben"), term.text()
+        term.wait_for("the first frame", timeout=1.0)          # (reads the screen meanwhile)
+        chars = frame_chars(term)
+        assert chars and drawn_in(chars, style), term.text()
+        width = max(len(line.rstrip()) for line in term.screen.display)
+        assert width <= cols - 1 and sum(1 for line in term.screen.display if line.strip()) <= rows
+        ben = next(line for line in term.screen.display if "2 Ben" in line)
+        if panel == "below":
+            assert ben.startswith(" keys: 1 Ada") and "key player" not in term.text()
+        else:
+            assert ben.index("2 Ben") > 64 and "key player" in term.text()
+        term.type(b"h1")                                # Ada holds her button: "I crossed the gate"
+        time.sleep(2.8)
+        term.type(b"y")                                 # YES: the game is over
+        assert term.wait_for("Game over: Ada wins. Play again: y, then y again"), term.text()
+        term.resize(70, 20)
+        assert term.wait_for("Terminal too small", "Game over: Ada wins."), term.text()
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
+
+
+def test_o_draws_the_oled_in_the_next_style_that_fits_and_oled_asks_for_one(tmp_path):
+    """A font without sextants shows boxes: o moves on to the next drawing that fits (120x40:
+    quadrants, sextants, braille, quadrants again); --oled braille asks for braille at once."""
+    term = Terminal(120, 40, "--game", "all-wound-up", "--players", "Ada,Ben", "--state-dir", str(tmp_path))
+    try:
+        assert term.wait_for("All Wound Up - pi-companion simulate", "o OLED look"), term.text()
+        term.wait_for("the first frame", timeout=1.0)
+        assert drawn_in(frame_chars(term), "quad"), term.text()
+        for style, words in (("sextant", "sextants"), ("braille", "braille"), ("quad", "quadrant blocks")):
+            term.type(b"o")
+            assert term.wait_for(f"OLED drawn in {words}"), term.text()
+            term.wait_for("the next frame", timeout=0.5)
+            assert drawn_in(frame_chars(term), style), (style, term.text())
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
+    term = Terminal(160, 50, "--oled", "braille", "--state-dir", str(tmp_path / "b"))
+    try:
+        assert term.wait_for("Grab Bag - pi-companion simulate", "q quit"), term.text()
+        term.wait_for("the first frame", timeout=1.0)
+        assert drawn_in(frame_chars(term), "braille"), term.text()
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
 
 
 def test_flags_that_differ_from_the_saved_game_resume_it_and_say_so_in_one_line(tmp_path):

@@ -5,7 +5,7 @@ from typing import Any
 
 from ..games import round_guide as rg
 from ..games.all_wound_up import STEPS_PER_TURN, AllWoundUp, action_label, cursor, live_status
-from .canvas import WIDTH, centred, centred_run, clip, fitted, font, left, right, short_name, write
+from .canvas import WIDTH, centred, centred_run, clip, fitted, font, foot_y, left, right, short_name, write
 
 VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "VOID"}
 COLUMN_HEADS = ("bk", "pu", "gr", "ye", "rd")
@@ -122,7 +122,8 @@ def draw_idle(draw: Any, state: AllWoundUp) -> None:
     else:
         centred(draw, 14, "press your", 14)
         centred(draw, 30, "button to wind", 14)
-    centred(draw, 54, guide_line(state), 9)
+    line = guide_line(state)
+    centred(draw, foot_y(line), line, 9)        # its descender room on the last row, whatever the names
 
 
 def guide_line(state: AllWoundUp) -> str:
