@@ -6,7 +6,8 @@ hub's own thread, which writes them to every client through a bounded buffer. A 
 falls `BUFFER_LIMIT` bytes behind is dropped; on reconnect it gets the latest snapshot at once.
 
 Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq": N, ...}`,
-`{"type": "oled", "png": base64}` and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
+`{"type": "oled", "png": base64}`, `{"type": "beat"}` every `BEAT_S` while it has clients (so
+that a web process knows within a few beats that a frozen box is offline), and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
 to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`, `players`) carry the host
 token (`"token": ...`, compared here in constant time; a wrong one is refused with
 `"denied": true`) and become `HostCommand` inputs on the box's queue: logged, undoable and
@@ -33,6 +34,7 @@ import secrets
 import selectors
 import socket
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,8 @@ log = logging.getLogger(__name__)
 BUFFER_LIMIT = 256 * 1024      # bytes a client may fall behind before it is dropped
 LINE_LIMIT = 4096              # longest command line accepted
 MAX_CLIENTS = 32
+BEAT_S = 0.5                   # a line to every client at least this often: the box is alive
+BEAT_LINE = b'{"type":"beat"}\n'
 COMMANDS = ("yes", "no", "undo", "new", "rename", "switch", "players")
 SOCKET_NAME = "hub.sock"
 TOKEN_NAME = "host-token"
@@ -273,10 +277,22 @@ class Hub:
                 pass
 
     def _run(self) -> None:
+        # With a client, a beat every BEAT_S: a web process that hears nothing for a while knows
+        # the box is gone or frozen (a SIGKILL closes the socket at once; a SIGSTOP or a hang
+        # does not). With no client the thread sleeps until one comes (an idle box never wakes).
+        next_beat = time.monotonic() + BEAT_S
         while not self._stop:
             try:
-                for key, mask in self.sel.select(timeout=1.0):
+                timeout = max(0.0, next_beat - time.monotonic()) if self.clients else None
+                for key, mask in self.sel.select(timeout=timeout):
                     self._event(key, mask)
+                now = time.monotonic()
+                if not self.clients:
+                    next_beat = now + BEAT_S
+                elif now >= next_beat:
+                    next_beat = now + BEAT_S
+                    for client in list(self.clients.values()):
+                        self._send(client, BEAT_LINE)
             except Exception:               # the hub must never take the box down
                 log.exception("web hub error")
 

@@ -37,13 +37,17 @@ COMMAND_RATE = (4.0, 12.0)       # host commands per second per address, burst
 COMMAND_TIMEOUT_S = 2.0
 SHUTDOWN_S = 1.0                 # SIGTERM: the longest wait for open connections (board)
 BODY_TIMEOUT_S = 5.0             # a command's body must arrive within this
+SILENCE_S = 2.0                  # no line from the hub for this long: the box is offline
+PAGE_BEAT_S = 1.0                # a line to each browser at least this often (board.js: 3 s)
 NOT_HOST = "not the host: scan the host QR"
 PAGES = {"/": "index.html", "/host": "host.html"}
 STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript"}
 
 
 class HubLink:
-    """The hub socket, reconnected for ever: the latest snapshot and OLED image. It never holds
+    """The hub socket, reconnected for ever: the latest snapshot and OLED image, and whether the
+    box is alive (`box`): connected and heard within SILENCE_S (the hub beats every 0.5 s, so a
+    frozen daemon goes offline as surely as a dead one, whose socket closes). It never holds
     the host token: a command carries the token its phone sent, and the hub checks it."""
 
     def __init__(self, path: str | Path) -> None:
@@ -56,8 +60,30 @@ class HubLink:
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.ids = itertools.count(1)
         self.connected = asyncio.Event()
+        self.version = 0                # counts snapshots taken (a restarted box numbers afresh)
+        self.box = False                # connected and heard within SILENCE_S
+        self.heard = 0.0
+
+    def _alive(self, alive: bool) -> None:
+        if alive != self.box:
+            self.box = alive
+            log.warning("the box is %s", "back" if alive else "offline")
+            self._notify()
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(SILENCE_S / 8)
+            if self.box and time.monotonic() - self.heard > SILENCE_S:
+                self._alive(False)
 
     async def run(self) -> None:
+        watch = asyncio.ensure_future(self._watch())
+        try:
+            await self._run()
+        finally:
+            watch.cancel()
+
+    async def _run(self) -> None:
         delay = 0.2
         while True:
             try:
@@ -71,12 +97,15 @@ class HubLink:
             self.connected.set()
             try:
                 while line := await reader.readline():
+                    self.heard = time.monotonic()
                     self._message(json.loads(line))
+                    self._alive(True)
             except (OSError, ValueError) as err:
                 log.warning("hub link: %s", err)
             finally:
                 self.writer = None
                 self.connected.clear()
+                self._alive(False)
                 writer.close()
                 for fut in self.pending.values():
                     if not fut.done():
@@ -88,6 +117,7 @@ class HubLink:
         if kind == "snapshot":
             self.snapshot = json.dumps(msg, separators=(",", ":"))
             self.seq = int(msg["seq"])
+            self.version += 1
             self._notify()
         elif kind == "oled":
             self.oled = base64.b64decode(msg["png"])
@@ -101,8 +131,8 @@ class HubLink:
         old.set()
 
     async def command(self, msg: dict[str, Any]) -> dict[str, Any]:
-        if self.writer is None:
-            raise ConnectionError("the box is not running")
+        if self.writer is None or not self.box:
+            raise ConnectionError("the box is offline")
         msg_id = next(self.ids)
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[msg_id] = fut
@@ -228,18 +258,25 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
         sockets.add(ws)
         reader = asyncio.ensure_future(_drain(ws))
         try:
-            sent = 0
+            sent, told = 0, None
             while not ws.closed:
                 changed = link.changed
-                if link.snapshot is not None and link.seq != sent:
-                    sent = link.seq
+                if link.box != told:             # first, and whenever the box comes or goes
+                    told = link.box
+                    await asyncio.wait_for(ws.send_str(LINK_LINES[told]), 5.0)
+                    continue
+                if link.snapshot is not None and link.version != sent:
+                    sent = link.version
                     await asyncio.wait_for(ws.send_str(link.snapshot), 5.0)
                     continue
                 waiter = asyncio.ensure_future(changed.wait())
-                done, _ = await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait({reader, waiter}, timeout=PAGE_BEAT_S,
+                                             return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
                 if reader in done:
                     break
+                if not done:                     # quiet: the page hears this process is alive
+                    await asyncio.wait_for(ws.send_str(BEAT), 5.0)
         except (asyncio.TimeoutError, ConnectionError):
             pass
         finally:
@@ -306,6 +343,13 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
     app.router.add_post("/api/command", command)
     app.router.add_get("/history", history)
     return app
+
+
+# What the pages get besides snapshots: whether the box is alive, and a beat when nothing else
+# was sent for PAGE_BEAT_S (a page that hears nothing for 3 s says it is reconnecting: this
+# process, or the network to it, is gone, even without a closed connection).
+LINK_LINES = {alive: json.dumps({"type": "link", "box": alive}) for alive in (False, True)}
+BEAT = json.dumps({"type": "beat"})
 
 
 async def _drain(ws: web.WebSocketResponse) -> None:
