@@ -10,7 +10,8 @@ Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq":
 that a web process knows within a few beats that a frozen box is offline), and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
 to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`, `players`) carry the host
 token (`"token": ...`, compared here in constant time; a wrong one is refused with
-`"denied": true`) and become `HostCommand` inputs on the box's queue: logged, undoable and
+`"denied": true`); `{"cmd": "address", "address": IP}`, the web process's IP address for the
+OLED's QR screens, needs none (it is checked to be one home-network address, `address_url`) and become `HostCommand` inputs on the box's queue: logged, undoable and
 resumed like a press. There is no command for a player's press, for power or for the config.
 
 The token never leaves the daemon but in the OLED's host QR: no client of the socket is sent
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import hmac
+import ipaddress
 import io
 import json
 import logging
@@ -37,6 +39,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .core.names import name_problem
 from .core.events import HostCommand
@@ -60,6 +63,27 @@ TOKEN_MAX = 64                 # longest token text a client may offer
 
 def board_url(port: int) -> str:
     return f"http://{socket.gethostname()}.local:{port}/"
+
+
+def address_url(board: str, address: Any) -> str:
+    """The big screen's address by IP (Android phones often cannot resolve NAME.local): the
+    port of `board` at `address`, which must be one IP address (v4 or v6) of a home network or
+    this machine - private, link-local or loopback, not multicast or unspecified. CommandError
+    otherwise: the web process reports it, and the OLED's QR codes (the host's with its token)
+    carry it, so nothing but an address gets into a URL here."""
+    if not isinstance(address, str) or len(address) > 64:
+        raise CommandError("address: one IP address")
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        raise CommandError("address: one IP address") from None
+    if ip.is_multicast or ip.is_unspecified or not (ip.is_private or ip.is_loopback or ip.is_link_local):
+        raise CommandError("address: not a home network's address")
+    if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id:
+        raise CommandError("address: no scope")
+    port = urlsplit(board).port
+    host = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
+    return f"http://{host}:{port}/" if port else f"http://{host}/"
 
 
 def socket_path(state_dir: str | Path) -> Path:
@@ -138,6 +162,7 @@ class Hub:
         self.buffer_limit = buffer_limit
         self.token_path = Path(token_dir) / TOKEN_NAME if token_dir is not None else None
         self.token = self._load_token()
+        self.address = ""                       # the board by IP, as the web process reports it
         self.lock = threading.Lock()
         self.seq = 0
         self.view: dict[str, Any] | None = None
@@ -199,12 +224,16 @@ class Hub:
             token = self.token
         return token_text_ok(given) and hmac.compare_digest(given.encode(), token.encode())
 
-    def links(self) -> tuple[str, str]:
-        """What the OLED's QR codes carry: the scoreboard, and the remote with the token in the
-        fragment (a browser never sends it to the server nor keeps it in its history list)."""
+    def links(self) -> tuple[str, ...]:
+        """What the OLED's QR screens show: the scoreboard's QR, the remote's (the token in the
+        fragment: a browser never sends it to the server nor keeps it in its history list),
+        then as text the address by name and, once the web process has said it, by IP. The
+        codes carry the IP address when known (every phone can open it; Android often cannot
+        resolve NAME.local)."""
         if not self.board_url:
             return ("", "")
-        return (self.board_url, f"{self.board_url}host#t={self.token}")
+        qr = self.address or self.board_url
+        return (qr, f"{qr}host#t={self.token}", self.board_url, self.address)
 
     # ---- the loop thread's side (never blocks) ----
 
@@ -422,8 +451,15 @@ class Hub:
                 raise CommandError("a command must be a JSON object")
             with self.lock:
                 token = self.token
-            if not (client.proven == token or self.token_matches(msg.get("token"))):
-                reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": False, "denied": True,
+            if msg.get("cmd") == "address":     # the web process's IP address (no token: no power)
+                url = address_url(self.board_url, msg.get("address")) if self.board_url else ""
+                if url != self.address:
+                    self.address = url
+                    self.box.web_links = self.links()
+                    log.info("big screen also at %s", url)
+                reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": True}
+            elif not (client.proven == token or self.token_matches(msg.get("token"))):
+                reply = {"type": "reply", "id": msg_id, "ok": False, "denied": True,
                                          "error": "not the host: scan the host QR"}
             elif msg.get("cmd") == "auth":
                 client.proven = token         # "New host" ends it

@@ -20,6 +20,7 @@ import sys
 import time
 from importlib import resources
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -50,8 +51,10 @@ class HubLink:
     frozen daemon goes offline as surely as a dead one, whose socket closes). It never holds
     the host token: a command carries the token its phone sent, and the hub checks it."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, address: Callable[[], str] | None = None) -> None:
         self.path = str(path)
+        self.address = address          # this machine's IP address, for the OLED's QR screens
+        self.told = ""
         self.snapshot: str | None = None
         self.seq = 0
         self.oled: bytes | None = None
@@ -67,14 +70,22 @@ class HubLink:
     def _alive(self, alive: bool) -> None:
         if alive != self.box:
             self.box = alive
-            log.warning("the box is %s", "back" if alive else "offline")
+            (log.info if alive else log.warning)("the box is %s", "there" if alive else "offline")
             self._notify()
 
     async def _watch(self) -> None:
-        while True:
+        for tick in itertools.count(1):
             await asyncio.sleep(SILENCE_S / 8)
             if self.box and time.monotonic() - self.heard > SILENCE_S:
                 self._alive(False)
+            if tick % 240 == 0:                 # every minute: a DHCP lease may have moved it
+                self._tell_address()
+
+    def _tell_address(self, again: bool = False) -> None:
+        address = self.address() if self.address is not None else ""
+        if self.writer is not None and address and (again or address != self.told):
+            self.told = address
+            self.writer.write(json.dumps({"cmd": "address", "address": address, "id": 0}).encode() + b"\n")
 
     async def run(self) -> None:
         watch = asyncio.ensure_future(self._watch())
@@ -95,6 +106,7 @@ class HubLink:
             delay = 0.2
             self.writer = writer
             self.connected.set()
+            self._tell_address(again=True)
             try:
                 while line := await reader.readline():
                     self.heard = time.monotonic()
@@ -382,6 +394,20 @@ def _page(name: str) -> str:
     return _CACHE[key]
 
 
+def lan_address(bind: str | None) -> str:
+    """The address phones reach this server at: the one it listens on, or (listening on every
+    address) the one the machine's default route leaves from - a UDP socket's connect sends
+    nothing, it only picks the route. "" when there is none (no network yet)."""
+    if bind and bind not in ("0.0.0.0", "::"):
+        return bind
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 9))
+            return str(probe.getsockname()[0])
+        except OSError:
+            return ""
+
+
 def main(args: Any) -> int:
     from ..config import ConfigError, load_config_arg
     from ..hub import socket_path
@@ -396,7 +422,7 @@ def main(args: Any) -> int:
     path = args.socket or socket_path(state_dir)
     port = args.port or config.web_port
     gate = Gate()
-    app = make_app(HubLink(path), state_dir, config.web_hosts, gate=gate)
+    app = make_app(HubLink(path, lambda: lan_address(args.bind)), state_dir, config.web_hosts, gate=gate)
     log.info("big screen on http://%s.local:%d/ (hub %s)", socket.gethostname(), port, path)
     asyncio.run(serve(app, gate, args.bind, port))
     return 0
