@@ -364,3 +364,30 @@ def test_web_with_a_missing_config_says_so_in_one_line(tmp_path):
     missing = str(tmp_path / "typo.toml")
     out = run_cli("web", "--config", missing, "--port", str(free_port()))
     assert out.returncode == 78 and out.stderr.count("\n") == 1 and f"{missing}: no such file" in out.stderr
+
+
+def test_the_web_process_stops_within_2_s_of_sigterm_with_screens_open(tmp_path):
+    """The real `pi-companion web` (it took 27-33 s with a browser open): three WebSockets held
+    open, one of them never reading, then SIGTERM; the process is gone within 2 s, exit 0."""
+    import signal
+    import time
+
+    import aiohttp
+
+    from pi_companion.web.live import live_box
+
+    with live_box(tmp_path / "state") as live:
+        async def hold_and_stop():
+            async with aiohttp.ClientSession() as session:
+                sockets = [await session.ws_connect(live.base.replace("http:", "ws:") + "/ws") for _ in range(3)]
+                for ws in sockets[:2]:
+                    assert json.loads((await ws.receive()).data)["type"] == "link"
+                began = time.monotonic()
+                live.web.send_signal(signal.SIGTERM)
+                while live.web.poll() is None and time.monotonic() - began < 30:
+                    await asyncio.sleep(0.01)
+                return time.monotonic() - began
+        took = asyncio.run(hold_and_stop())
+        print(f"pi-companion web stopped {took * 1000:.0f} ms after SIGTERM")
+        assert took < 2.0, f"pi-companion web took {took:.1f} s to stop on SIGTERM"
+        assert live.web.returncode == 0
