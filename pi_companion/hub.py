@@ -10,7 +10,9 @@ Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq":
 that a web process knows within a few beats that a frozen box is offline), and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
 to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`, `players`) carry the host
 token (`"token": ...`, compared here in constant time; a wrong one is refused with
-`"denied": true`); `{"cmd": "address", "address": IP}`, the web process's IP address for the
+`"denied": true`); `{"cmd": "forget", "game": NAME}` (with the token) removes a finished game
+from /history (the store moves it to removed/; not a game's input, so not in any game log);
+`{"cmd": "address", "address": IP}`, the web process's IP address for the
 OLED's QR screens, needs none (it is checked to be one home-network address, `address_url`) and become `HostCommand` inputs on the box's queue: logged, undoable and
 resumed like a press. There is no command for a player's press, for power or for the config.
 
@@ -32,12 +34,14 @@ import io
 import json
 import logging
 import os
+import re
 import secrets
 import selectors
 import socket
 import threading
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -94,6 +98,17 @@ def socket_path(state_dir: str | Path) -> Path:
 
 class CommandError(ValueError):
     """A host command that cannot be taken; the message goes back to the page."""
+
+
+HISTORY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,120}\.log")
+
+
+def history_name(value: Any) -> str:
+    """A finished game's file name as /history gives it (`game-000042-20261201-213000.log`):
+    one plain name, no directory, no dot but the ".log"; CommandError otherwise."""
+    if not isinstance(value, str) or not HISTORY_NAME.fullmatch(value):
+        raise CommandError("game: the name of a finished game")
+    return value
 
 
 def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
@@ -155,8 +170,11 @@ class _Client:
 
 class Hub:
     def __init__(self, box: Any, path: str | Path, token_dir: str | Path | None = None, *,
-                 buffer_limit: int = BUFFER_LIMIT, board_url: str = "") -> None:
+                 buffer_limit: int = BUFFER_LIMIT, board_url: str = "",
+                 forget: Callable[[str], str | None] | None = None) -> None:
         self.box = box
+        self.forget = forget                    # the host removes a finished game (the store's)
+        self._replies: list[tuple[_Client, bytes]] = []     # answers made on other threads
         self.board_url = board_url
         self.path = Path(path)
         self.buffer_limit = buffer_limit
@@ -265,6 +283,13 @@ class Hub:
             self._frame, self._secret = frame, secret
         self._wake()
 
+    def _forget(self, client: _Client, msg_id: Any, name: str) -> None:
+        why = self.forget(name) if self.forget is not None else "this box keeps no history"
+        reply = {"type": "reply", "id": msg_id, "ok": why is None, **({"error": why} if why else {})}
+        with self.lock:
+            self._replies.append((client, json.dumps(reply).encode() + b"\n"))
+        self._wake()
+
     def _wake(self) -> None:
         try:
             self._wake_w.send(b"!")
@@ -335,6 +360,11 @@ class Hub:
             except BlockingIOError:
                 pass
             self._publish()
+            with self.lock:
+                replies, self._replies = self._replies, []
+            for client, line in replies:
+                if self.clients.get(client.sock.fileno()) is client:
+                    self._send(client, line)
         else:
             client = key.data
             if mask & selectors.EVENT_READ:
@@ -467,6 +497,13 @@ class Hub:
                 with self.lock:
                     true_frame = self.oled_true
                 self._send(client, json.dumps(reply).encode() + b"\n" + true_frame)
+                return
+            elif msg.get("cmd") == "forget":    # a finished game off /history: not a game's input
+                name = history_name(msg.get("game"))
+                if self.forget is None:
+                    raise CommandError("this box keeps no history")
+                threading.Thread(target=self._forget, args=(client, msg_id, name), name="web-hub-forget",
+                                 daemon=True).start()     # the disk's time, not the hub thread's
                 return
             else:
                 cmd = parse_command(msg, tuple(self.box.engine.players))

@@ -237,6 +237,8 @@ def open_log(path: Path) -> Reader:
     return Reader(path, f, header, version, len(first))
 
 
+REMOVED_DIR = "removed"       # games the host removed from /history: kept here, the newest
+REMOVED_KEEP = 20             # REMOVED_KEEP of them (move one back into history/ to restore it)
 FINISHED_MARK = "finished"    # which history/ file is the finished current game's copy
 HISTORY_PREFIX = "game-"      # history/game-000042-20261201-2130.log: the 42nd game archived
 
@@ -287,6 +289,7 @@ class GameLog:
         self._inbox: list[tuple[str, Any]] = []   # ("line", (record, version)) or (kind, bytes)
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self._history_lock = threading.Lock()    # history/ changes: the writer's, a removal
         # Called on the writer thread after `durable` moved on or `problem` was set (the loop's
         # frame waits for that without blocking: #27 item 1).
         self.on_settled: Callable[[], None] | None = None
@@ -420,6 +423,39 @@ class GameLog:
         history/ but not current.log, lists a game at its game over. Counted like a record:
         `wait` for the returned number and the copy is there."""
         return self._put("finished", over)
+
+    def forget(self, name: str) -> str | None:
+        """The host removes the finished game `name` (a plain file name in history/) from the
+        list: it moves to removed/ (the newest REMOVED_KEEP kept there; moving one back restores
+        it). Any thread. None when done, else why not, in one line."""
+        with self._history_lock:
+            hist = self.dir / "history"
+            source = hist / name
+            if "/" in name or not name.endswith(".log") or name.startswith(".") or not source.is_file():
+                return "no such game in the history"
+            if name == self._copied():
+                return "that is the game just played: remove it once the next game has started"
+            try:
+                removed = self.dir / REMOVED_DIR
+                removed.mkdir(mode=0o700, exist_ok=True)
+                target, n = removed / name, 1
+                while target.exists():
+                    n += 1
+                    target = removed / f"{name[:-4]}-{n}.log"
+                os.replace(source, target)
+                for folder in (hist, removed):
+                    fd = os.open(folder, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                kept = sorted(removed.glob("*.log"), key=lambda p: p.stat().st_ctime)
+                for old in kept[: max(0, len(kept) - REMOVED_KEEP)]:
+                    old.unlink()
+            except OSError as err:
+                return f"not removed: {reason(err)}"
+        log.info("history: %s removed by the host (kept in %s/)", name, REMOVED_DIR)
+        return None
 
     def open(self) -> None:
         """Kept for callers of the old API: appending needs no explicit open."""
@@ -652,24 +688,28 @@ class GameLog:
         then renamed into place); when the game is no longer over: that copy removed. A failure
         is one journal line: the game goes to history/ at the next game as before."""
         try:
-            hist = self._history_dir()
-            name = self._copied()
-            mark = self.dir / FINISHED_MARK
-            if not over:
-                if name is not None:
-                    (hist / name).unlink(missing_ok=True)
-                mark.unlink(missing_ok=True)
-                return
-            name = name or self._next_name(hist)
-            with open(self.path, "rb") as f:
-                header = f.readline()
-            self._atomic(mark, name.encode() + b"\n" + header, 0o600)    # the mark first
-            with open(self.path, "rb") as f:
-                data = f.read(self._size)
-            self._atomic(hist / name, data, HISTORY_FILE_MODE)
+            with self._history_lock:
+                self._copy_finished(over)
         except OSError as err:
             log.warning("game log: the finished game is not in history/ yet (%s); it goes there "
                         "with the next game", reason(err))
+
+    def _copy_finished(self, over: bool) -> None:
+        hist = self._history_dir()
+        name = self._copied()
+        mark = self.dir / FINISHED_MARK
+        if not over:
+            if name is not None:
+                (hist / name).unlink(missing_ok=True)
+            mark.unlink(missing_ok=True)
+            return
+        name = name or self._next_name(hist)
+        with open(self.path, "rb") as f:
+            header = f.readline()
+        self._atomic(mark, name.encode() + b"\n" + header, 0o600)    # the mark first
+        with open(self.path, "rb") as f:
+            data = f.read(self._size)
+        self._atomic(hist / name, data, HISTORY_FILE_MODE)
 
     def _atomic(self, path: Path, data: bytes, mode: int) -> None:
         tmp = path.with_name("." + path.name + ".tmp")
@@ -688,6 +728,10 @@ class GameLog:
             os.close(dfd)
 
     def _archive(self) -> None:
+        with self._history_lock:
+            self._move_to_history()
+
+    def _move_to_history(self) -> None:
         if not self.path.exists():
             return
         hist = self._history_dir()

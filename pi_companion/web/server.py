@@ -42,7 +42,8 @@ SILENCE_S = 2.0                  # no line from the hub for this long: the box i
 PAGE_BEAT_S = 1.0                # a line to each browser at least this often (board.js: 3 s)
 NOT_HOST = "not the host: scan the host QR"
 PAGES = {"/": "index.html", "/host": "host.html"}
-STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript"}
+STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript",
+          "history.js": "text/javascript"}
 
 
 class HubLink:
