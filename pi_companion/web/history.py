@@ -78,7 +78,7 @@ def history(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, 
             row = totals.setdefault(name, {"played": 0, "won": 0, "buzzes": 0, "margin_ms": None})
             row["played"] += 1
             row["won"] += name in g["winners"]
-        for name, margin in g["buzzes"]:
+        for name, margin in g.get("buzzes", ()):
             if name in totals:
                 totals[name]["buzzes"] += 1
                 if margin is not None:
