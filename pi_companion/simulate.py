@@ -12,6 +12,7 @@ import curses
 import locale
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -241,6 +242,9 @@ def simulate(args: Any) -> int:
         pad.pin(name).drive_high()                       # the encoder rests with both contacts open
     box.start()
     server: subprocess.Popen[bytes] | None = None
+    if web:     # a closed terminal (SIGHUP) or a kill ends the web process too, not only q
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda signum, _frame: sys.exit(128 + signum))
     try:
         address = ""
         if scratch is not None and built.hub is not None:

@@ -333,3 +333,29 @@ def test_simulate_web_serves_the_big_screen_beside_the_emulator_and_says_where(t
         term.close()
     with pytest.raises(OSError):                                   # the web process went with it
         urllib.request.urlopen(address, timeout=2)
+
+
+def test_simulate_web_killed_takes_its_web_process_along(tmp_path):
+    """SIGTERM (or a closed terminal's SIGHUP) to `simulate --web`: the web process goes too,
+    the port is free again."""
+    import socket
+    import urllib.request
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    term = Terminal(100, 30, "--web", "--web-port", str(port))
+    try:
+        assert term.wait_for(f"TV: http://localhost:{port}/", timeout=40), term.text()
+        term.proc.send_signal(signal.SIGHUP)
+        assert term.proc.wait(timeout=10) == 128 + signal.SIGHUP
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).close()
+                time.sleep(0.1)
+            except OSError:
+                break
+        with pytest.raises(OSError):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
+    finally:
+        term.close()
