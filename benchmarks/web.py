@@ -310,6 +310,7 @@ def browser_latency(rig: Rig, presses: int) -> list[tuple[float, float]] | None:
             pin = rig.press(f"P{seeker + 1}")
             seen = WebDriverWait(driver, 5, poll_frequency=0.005).until(
                 lambda d: d.execute_script("return window.__seen"))
+            rig.live.until(lambda: any(t >= pressed for t in list(frames)))    # (its thread may lag)
             oled = next(t for t in list(frames) if t >= pressed)
             out.append((seen - pressed * 1000, (oled - pressed) * 1000))
             pin.drive_high()
