@@ -18,9 +18,9 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
