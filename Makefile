@@ -22,8 +22,9 @@ $(STAMP): pyproject.toml $(if $(VENV_BROKEN),FORCE)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+WEB_PORT ?= 8080
 run: $(STAMP)
-	$(BIN)/pi-companion simulate
+	$(BIN)/pi-companion simulate --web --web-port $(WEB_PORT)
 
 # One pytest worker per CPU (pytest-xdist); TEST_WORKERS=0 runs the tests in one process. The
 # tests that share the session's wheel stay on one worker (--dist loadgroup: xdist_group).

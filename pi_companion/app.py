@@ -112,6 +112,8 @@ class Box:
         self.on_frame = on_frame
         self.on_request = on_request
         self.watchdog = watchdog
+        self._seen_game: Any = None          # the game state last looked at for its game over
+        self._told_over: tuple[Any, bool] | None = None     # (engine, over) the writer was told
         self.watchdog_s = watchdog_s if watchdog_s is not None else MAX_WAIT_S
         self._kick_due = 0.0                 # time.monotonic() of the next watchdog ping
         self.on_exit = on_exit               # called on the loop thread when the loop ends
@@ -592,6 +594,20 @@ class Box:
                 self._log(later)
         self.apply(effects)
         self.stale = True
+        if self.store is not None and self.engine.game is not self._seen_game:
+            self._game_over_to_history()
+
+    def _game_over_to_history(self) -> None:
+        """At game over the writer copies the game into history/ (the big screen lists it at
+        once); an undo out of it takes the copy back. Looked at only when the game state
+        changed (an identity test per input), told only when it goes over or back."""
+        engine = self.engine
+        self._seen_game = engine.game
+        over = bool(engine.rules.is_over(engine.game))
+        if self._told_over != (engine, over):
+            if over or (self._told_over is not None and self._told_over[0] is engine):
+                self.store.finished(over)     # type: ignore[union-attr]
+            self._told_over = (engine, over)
 
     def _look(self, upto: float) -> list[Any]:
         """About to move the engine to `upto`, past the open settle window's due time: read the

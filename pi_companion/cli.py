@@ -144,6 +144,10 @@ def parser() -> argparse.ArgumentParser:
                    "from 80x39, sextants from 80x29, braille from 80x23")
     s.add_argument("--pinmap", default="8players", help="pin map of the emulated box (default "
                    "8players: a button for every player; replaces the config's pinmap and [pins])")
+    s.add_argument("--web", action="store_true", help="also serve the big screen (scoreboard, host "
+                   "remote, history) on http://localhost:PORT/ (this machine only) and print its address")
+    s.add_argument("--web-port", type=int, metavar="PORT", help="the big screen's port (default: web.port "
+                   "of the config, 8080)")
     s.set_defaults(func=cmd_simulate)
     rp = sub.add_parser("replay", help="play a scenario on a virtual clock; print the JSON report",
                         description="Play a scenario (docs/replay.md) on a virtual clock; print "

@@ -6,10 +6,14 @@ hub's own thread, which writes them to every client through a bounded buffer. A 
 falls `BUFFER_LIMIT` bytes behind is dropped; on reconnect it gets the latest snapshot at once.
 
 Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq": N, ...}`,
-`{"type": "oled", "png": base64}` and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
+`{"type": "oled", "png": base64}`, `{"type": "beat"}` every `BEAT_S` while it has clients (so
+that a web process knows within a few beats that a frozen box is offline), and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
 to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`, `players`) carry the host
 token (`"token": ...`, compared here in constant time; a wrong one is refused with
-`"denied": true`) and become `HostCommand` inputs on the box's queue: logged, undoable and
+`"denied": true`); `{"cmd": "forget", "game": NAME}` (with the token) removes a finished game
+from /history (the store moves it to removed/; not a game's input, so not in any game log);
+`{"cmd": "address", "address": IP}`, the web process's IP address for the
+OLED's QR screens, needs none (it is checked to be one home-network address, `address_url`) and become `HostCommand` inputs on the box's queue: logged, undoable and
 resumed like a press. There is no command for a player's press, for power or for the config.
 
 The token never leaves the daemon but in the OLED's host QR: no client of the socket is sent
@@ -25,16 +29,21 @@ from __future__ import annotations
 
 import base64
 import hmac
+import ipaddress
 import io
 import json
 import logging
 import os
+import re
 import secrets
 import selectors
 import socket
 import threading
+import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from .core.names import name_problem
 from .core.events import HostCommand
@@ -47,6 +56,8 @@ log = logging.getLogger(__name__)
 BUFFER_LIMIT = 256 * 1024      # bytes a client may fall behind before it is dropped
 LINE_LIMIT = 4096              # longest command line accepted
 MAX_CLIENTS = 32
+BEAT_S = 0.5                   # a line to every client at least this often: the box is alive
+BEAT_LINE = b'{"type":"beat"}\n'
 COMMANDS = ("yes", "no", "undo", "new", "rename", "switch", "players")
 SOCKET_NAME = "hub.sock"
 TOKEN_NAME = "host-token"
@@ -58,6 +69,27 @@ def board_url(port: int) -> str:
     return f"http://{socket.gethostname()}.local:{port}/"
 
 
+def address_url(board: str, address: Any) -> str:
+    """The big screen's address by IP (Android phones often cannot resolve NAME.local): the
+    port of `board` at `address`, which must be one IP address (v4 or v6) of a home network or
+    this machine - private, link-local or loopback, not multicast or unspecified. CommandError
+    otherwise: the web process reports it, and the OLED's QR codes (the host's with its token)
+    carry it, so nothing but an address gets into a URL here."""
+    if not isinstance(address, str) or len(address) > 64:
+        raise CommandError("address: one IP address")
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        raise CommandError("address: one IP address") from None
+    if ip.is_multicast or ip.is_unspecified or not (ip.is_private or ip.is_loopback or ip.is_link_local):
+        raise CommandError("address: not a home network's address")
+    if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id:
+        raise CommandError("address: no scope")
+    port = urlsplit(board).port
+    host = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
+    return f"http://{host}:{port}/" if port else f"http://{host}/"
+
+
 def socket_path(state_dir: str | Path) -> Path:
     """`$RUNTIME_DIRECTORY/hub.sock` under systemd, else in the state directory."""
     runtime = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
@@ -66,6 +98,17 @@ def socket_path(state_dir: str | Path) -> Path:
 
 class CommandError(ValueError):
     """A host command that cannot be taken; the message goes back to the page."""
+
+
+HISTORY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,120}\.log")
+
+
+def history_name(value: Any) -> str:
+    """A finished game's file name as /history gives it (`game-000042-20261201-213000.log`):
+    one plain name, no directory, no dot but the ".log"; CommandError otherwise."""
+    if not isinstance(value, str) or not HISTORY_NAME.fullmatch(value):
+        raise CommandError("game: the name of a finished game")
+    return value
 
 
 def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
@@ -127,13 +170,17 @@ class _Client:
 
 class Hub:
     def __init__(self, box: Any, path: str | Path, token_dir: str | Path | None = None, *,
-                 buffer_limit: int = BUFFER_LIMIT, board_url: str = "") -> None:
+                 buffer_limit: int = BUFFER_LIMIT, board_url: str = "",
+                 forget: Callable[[str], str | None] | None = None) -> None:
         self.box = box
+        self.forget = forget                    # the host removes a finished game (the store's)
+        self._replies: list[tuple[_Client, bytes]] = []     # answers made on other threads
         self.board_url = board_url
         self.path = Path(path)
         self.buffer_limit = buffer_limit
         self.token_path = Path(token_dir) / TOKEN_NAME if token_dir is not None else None
         self.token = self._load_token()
+        self.address = ""                       # the board by IP, as the web process reports it
         self.lock = threading.Lock()
         self.seq = 0
         self.view: dict[str, Any] | None = None
@@ -195,12 +242,16 @@ class Hub:
             token = self.token
         return token_text_ok(given) and hmac.compare_digest(given.encode(), token.encode())
 
-    def links(self) -> tuple[str, str]:
-        """What the OLED's QR codes carry: the scoreboard, and the remote with the token in the
-        fragment (a browser never sends it to the server nor keeps it in its history list)."""
+    def links(self) -> tuple[str, ...]:
+        """What the OLED's QR screens show: the scoreboard's QR, the remote's (the token in the
+        fragment: a browser never sends it to the server nor keeps it in its history list),
+        then as text the address by name and, once the web process has said it, by IP. The
+        codes carry the IP address when known (every phone can open it; Android often cannot
+        resolve NAME.local)."""
         if not self.board_url:
             return ("", "")
-        return (self.board_url, f"{self.board_url}host#t={self.token}")
+        qr = self.address or self.board_url
+        return (qr, f"{qr}host#t={self.token}", self.board_url, self.address)
 
     # ---- the loop thread's side (never blocks) ----
 
@@ -230,6 +281,13 @@ class Hub:
             if changed:
                 self.latest = line
             self._frame, self._secret = frame, secret
+        self._wake()
+
+    def _forget(self, client: _Client, msg_id: Any, name: str) -> None:
+        why = self.forget(name) if self.forget is not None else "this box keeps no history"
+        reply = {"type": "reply", "id": msg_id, "ok": why is None, **({"error": why} if why else {})}
+        with self.lock:
+            self._replies.append((client, json.dumps(reply).encode() + b"\n"))
         self._wake()
 
     def _wake(self) -> None:
@@ -273,10 +331,22 @@ class Hub:
                 pass
 
     def _run(self) -> None:
+        # With a client, a beat every BEAT_S: a web process that hears nothing for a while knows
+        # the box is gone or frozen (a SIGKILL closes the socket at once; a SIGSTOP or a hang
+        # does not). With no client the thread sleeps until one comes (an idle box never wakes).
+        next_beat = time.monotonic() + BEAT_S
         while not self._stop:
             try:
-                for key, mask in self.sel.select(timeout=1.0):
+                timeout = max(0.0, next_beat - time.monotonic()) if self.clients else None
+                for key, mask in self.sel.select(timeout=timeout):
                     self._event(key, mask)
+                now = time.monotonic()
+                if not self.clients:
+                    next_beat = now + BEAT_S
+                elif now >= next_beat:
+                    next_beat = now + BEAT_S
+                    for client in list(self.clients.values()):
+                        self._send(client, BEAT_LINE)
             except Exception:               # the hub must never take the box down
                 log.exception("web hub error")
 
@@ -290,6 +360,11 @@ class Hub:
             except BlockingIOError:
                 pass
             self._publish()
+            with self.lock:
+                replies, self._replies = self._replies, []
+            for client, line in replies:
+                if self.clients.get(client.sock.fileno()) is client:
+                    self._send(client, line)
         else:
             client = key.data
             if mask & selectors.EVENT_READ:
@@ -406,8 +481,15 @@ class Hub:
                 raise CommandError("a command must be a JSON object")
             with self.lock:
                 token = self.token
-            if not (client.proven == token or self.token_matches(msg.get("token"))):
-                reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": False, "denied": True,
+            if msg.get("cmd") == "address":     # the web process's IP address (no token: no power)
+                url = address_url(self.board_url, msg.get("address")) if self.board_url else ""
+                if url != self.address:
+                    self.address = url
+                    self.box.web_links = self.links()
+                    log.info("big screen also at %s", url)
+                reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": True}
+            elif not (client.proven == token or self.token_matches(msg.get("token"))):
+                reply = {"type": "reply", "id": msg_id, "ok": False, "denied": True,
                                          "error": "not the host: scan the host QR"}
             elif msg.get("cmd") == "auth":
                 client.proven = token         # "New host" ends it
@@ -415,6 +497,13 @@ class Hub:
                 with self.lock:
                     true_frame = self.oled_true
                 self._send(client, json.dumps(reply).encode() + b"\n" + true_frame)
+                return
+            elif msg.get("cmd") == "forget":    # a finished game off /history: not a game's input
+                name = history_name(msg.get("game"))
+                if self.forget is None:
+                    raise CommandError("this box keeps no history")
+                threading.Thread(target=self._forget, args=(client, msg_id, name), name="web-hub-forget",
+                                 daemon=True).start()     # the disk's time, not the hub thread's
                 return
             else:
                 cmd = parse_command(msg, tuple(self.box.engine.players))

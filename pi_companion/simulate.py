@@ -11,14 +11,22 @@ from __future__ import annotations
 import curses
 import locale
 import os
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from .assemble import StateDirBusy, assemble, build_config
 from .core.events import Request
+from .web.live import start_web
 
 TAP_S = 0.08
 LONG_S = 1.2
@@ -246,12 +254,24 @@ def simulate(args: Any) -> int:
     config = build_config(args)
     if config is None:
         return 78
+    web = bool(getattr(args, "web", False))
+    port = getattr(args, "web_port", None) or config.web_port
+    if web and not port_free(port):
+        print(f"pi-companion: port {port} is in use: give another with --web-port", file=sys.stderr)
+        return 75
+    # --web: the hub's socket, the web process's messages (the terminal is the emulator's) and,
+    # without --state-dir, the host token live in a directory of this run's own.
+    scratch = Path(tempfile.mkdtemp(prefix="pi-companion-simulate-")) if web else None
+    if scratch is not None and not getattr(args, "state_dir", None):
+        config = replace(config, state_dir=str(scratch))
     requests: list[Request] = []
     changed = threading.Event()
     try:
         built = assemble(config, pins="mock", display=args.display, store=bool(getattr(args, "state_dir", None)),
                          puck=getattr(args, "puck", None), on_frame=lambda _f: changed.set(),
-                         on_request=requests.append)   # --state-dir: resume and log like the box
+                         on_request=requests.append,   # --state-dir: resume and log like the box
+                         hub=web, hub_path=scratch / "hub.sock" if scratch else None,
+                         hub_board_url=f"http://localhost:{port}/")
     except StateDirBusy as err:
         print(f"pi-companion: {err}", file=sys.stderr)
         return 75
@@ -263,15 +283,51 @@ def simulate(args: Any) -> int:
     for name in ("ENC_A", "ENC_B"):
         pad.pin(name).drive_high()                       # the encoder rests with both contacts open
     box.start()
-    locale.setlocale(locale.LC_ALL, "")
-    os.environ.setdefault("ESCDELAY", "25")            # a lone Esc is not an arrow's start
+    server: subprocess.Popen[bytes] | None = None
+    if web:     # a closed terminal (SIGHUP) or a kill ends the web process too, not only q
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda signum, _frame: sys.exit(128 + signum))
     try:
+        address = ""
+        if scratch is not None and built.hub is not None:
+            try:
+                with open(scratch / "web.log", "w+b") as log:   # not on the emulator's terminal
+                    server, _ = start_web(Path(config.state_dir), built.hub.path, log, port)
+            except RuntimeError as err:
+                print(f"pi-companion: the big screen did not start ({err})", file=sys.stderr)
+                return 1
+            address = f"http://localhost:{port}/"
+            print(f"big screen: {address}  host remote: {address}host#t={built.hub.token}", flush=True)
+        locale.setlocale(locale.LC_ALL, "")
+        os.environ.setdefault("ESCDELAY", "25")            # a lone Esc is not an arrow's start
         for name in ("LINES", "COLUMNS"):                # the size comes from the terminal itself
             os.environ.pop(name, None)
         style = None if getattr(args, "oled", "auto") == "auto" else args.oled
-        return int(curses.wrapper(lambda scr: Emulator(scr, box, pad, changed, requests, style).run()))
+        code = int(curses.wrapper(
+            lambda scr: Emulator(scr, box, pad, changed, requests, style, address).run()))
+        if address:
+            print(f"big screen was at {address}")
+        return code
     finally:
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         built.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def winners_words(winners: list[str], players: int) -> str:
@@ -315,7 +371,8 @@ class Emulator:
     """The terminal side: reads keys, shows the frame, the lamps, sounds and messages."""
 
     def __init__(self, scr: Any, box: Any, pad: KeyPad, changed: threading.Event,
-                 requests: list[Request], style: str | None = None) -> None:
+                 requests: list[Request], style: str | None = None, web: str = "") -> None:
+        self.web = web                  # the big screen's address (--web), on the title line
         self.curses = curses
         self.style = style                               # asked for (--oled, o); None: the best
         self.scr = scr
@@ -442,7 +499,8 @@ class Emulator:
         box = self.box
         title = box.engine.rules.title
         players = box.engine.players                      # what is played (a resumed log's)
-        self.put(0, 0, f" {title} - pi-companion simulate, {len(players)} players", cols)
+        self.put(0, 0, f" {title} - pi-companion simulate, {len(players)} players"
+                 + (f"   TV: {self.web}" if self.web else ""), cols)
         fw, fh = frame_size(layout.style)
         image = box.display.device.image if box.display.device is not None else None
         if image is not None:

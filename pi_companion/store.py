@@ -237,6 +237,9 @@ def open_log(path: Path) -> Reader:
     return Reader(path, f, header, version, len(first))
 
 
+REMOVED_DIR = "removed"       # games the host removed from /history: kept here, the newest
+REMOVED_KEEP = 20             # REMOVED_KEEP of them (move one back into history/ to restore it)
+FINISHED_MARK = "finished"    # which history/ file is the finished current game's copy
 HISTORY_PREFIX = "game-"      # history/game-000042-20261201-2130.log: the 42nd game archived
 
 
@@ -286,6 +289,7 @@ class GameLog:
         self._inbox: list[tuple[str, Any]] = []   # ("line", (record, version)) or (kind, bytes)
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self._history_lock = threading.Lock()    # history/ changes: the writer's, a removal
         # Called on the writer thread after `durable` moved on or `problem` was set (the loop's
         # frame waits for that without blocking: #27 item 1).
         self.on_settled: Callable[[], None] | None = None
@@ -412,6 +416,47 @@ class GameLog:
                 self._cond.wait(0.05)
             return self.durable >= self.seq
 
+    def finished(self, over: bool) -> int:
+        """The game in progress is over (or, undone, no longer): once everything handed before is
+        durable, the writer copies it into history/ under the number it will keep when the next
+        game moves it there (or takes that copy away again). So the big screen, which may read
+        history/ but not current.log, lists a game at its game over. Counted like a record:
+        `wait` for the returned number and the copy is there."""
+        return self._put("finished", over)
+
+    def forget(self, name: str) -> str | None:
+        """The host removes the finished game `name` (a plain file name in history/) from the
+        list: it moves to removed/ (the newest REMOVED_KEEP kept there; moving one back restores
+        it). Any thread. None when done, else why not, in one line."""
+        with self._history_lock:
+            hist = self.dir / "history"
+            source = hist / name
+            if "/" in name or not name.endswith(".log") or name.startswith(".") or not source.is_file():
+                return "no such game in the history"
+            if name == self._copied():
+                return "that is the game just played: remove it once the next game has started"
+            try:
+                removed = self.dir / REMOVED_DIR
+                removed.mkdir(mode=0o700, exist_ok=True)
+                target, n = removed / name, 1
+                while target.exists():
+                    n += 1
+                    target = removed / f"{name[:-4]}-{n}.log"
+                os.replace(source, target)
+                for folder in (hist, removed):
+                    fd = os.open(folder, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                kept = sorted(removed.glob("*.log"), key=lambda p: p.stat().st_ctime)
+                for old in kept[: max(0, len(kept) - REMOVED_KEEP)]:
+                    old.unlink()
+            except OSError as err:
+                return f"not removed: {reason(err)}"
+        log.info("history: %s removed by the host (kept in %s/)", name, REMOVED_DIR)
+        return None
+
     def open(self) -> None:
         """Kept for callers of the old API: appending needs no explicit open."""
 
@@ -476,8 +521,12 @@ class GameLog:
                 batch, self._inbox = self._inbox, []
                 upto = self.seq
             ok = True
+            finished: bool | None = None
             for kind, data in batch:
-                if kind == "start":
+                if kind == "finished":
+                    finished = data
+                elif kind == "start":
+                    finished = None             # the game it was about moved on
                     if self._backlog and ok:
                         ok = self._write()      # the game before gets its last records first
                     self._new_game(data)
@@ -488,6 +537,8 @@ class GameLog:
                     except (TypeError, ValueError) as err:   # a bug upstream: say so, write on
                         log.error("game log: record not saved, not JSON (%s): %.80r", err, data[0])
             ok = self._write()
+            if finished is not None and ok and self._on_disk:
+                self._finished_copy(finished)
             cleared = False
             with self._cond:
                 if ok:
@@ -608,17 +659,85 @@ class GameLog:
         finally:
             os.close(fd)
 
-    def _archive(self) -> None:
-        if not self.path.exists():
-            return
+    def _history_dir(self) -> Path:
         hist = self.dir / "history"
         hist.mkdir(exist_ok=True)
         # The big screen runs as its own user in this directory's group: it may list and read
         # history/ (its /history page), nothing else here (current.log, host-token stay 0600).
         os.chmod(hist, HISTORY_DIR_MODE)
-        old = history_files(hist)
-        number = max((history_number(p) or 0 for p in old), default=0) + 1
-        os.replace(self.path, hist / f"{HISTORY_PREFIX}{number:06d}-{time.strftime('%Y%m%d-%H%M%S')}.log")
+        return hist
+
+    def _next_name(self, hist: Path) -> str:
+        number = max((history_number(p) or 0 for p in history_files(hist)), default=0) + 1
+        return f"{HISTORY_PREFIX}{number:06d}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+
+    def _copied(self) -> str | None:
+        """The name in history/ of the copy of the game in current.log made at its game over
+        (FINISHED_MARK says it, with that game's header line: another game never matches)."""
+        try:
+            name, header = (self.dir / FINISHED_MARK).read_bytes().split(b"\n", 1)
+            with open(self.path, "rb") as f:
+                same = f.readline() == header
+        except (OSError, ValueError):
+            return None
+        text = name.decode(errors="replace")
+        return text if same and history_number(Path(text)) is not None and "/" not in text else None
+
+    def _finished_copy(self, over: bool) -> None:
+        """At game over: current.log's durable bytes copied into history/ (a new file, synced,
+        then renamed into place); when the game is no longer over: that copy removed. A failure
+        is one journal line: the game goes to history/ at the next game as before."""
+        try:
+            with self._history_lock:
+                self._copy_finished(over)
+        except OSError as err:
+            log.warning("game log: the finished game is not in history/ yet (%s); it goes there "
+                        "with the next game", reason(err))
+
+    def _copy_finished(self, over: bool) -> None:
+        hist = self._history_dir()
+        name = self._copied()
+        mark = self.dir / FINISHED_MARK
+        if not over:
+            if name is not None:
+                (hist / name).unlink(missing_ok=True)
+            mark.unlink(missing_ok=True)
+            return
+        name = name or self._next_name(hist)
+        with open(self.path, "rb") as f:
+            header = f.readline()
+        self._atomic(mark, name.encode() + b"\n" + header, 0o600)    # the mark first
+        with open(self.path, "rb") as f:
+            data = f.read(self._size)
+        self._atomic(hist / name, data, HISTORY_FILE_MODE)
+
+    def _atomic(self, path: Path, data: bytes, mode: int) -> None:
+        tmp = path.with_name("." + path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            self._write_all(fd, data)
+            os.fchmod(fd, mode)
+            self.sync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+    def _archive(self) -> None:
+        with self._history_lock:
+            self._move_to_history()
+
+    def _move_to_history(self) -> None:
+        if not self.path.exists():
+            return
+        hist = self._history_dir()
+        copied = self._copied()       # finished: it keeps the number its copy has
+        os.replace(self.path, hist / (copied or self._next_name(hist)))
+        (self.dir / FINISHED_MARK).unlink(missing_ok=True)
         self._sync_dir()
         old = history_files(hist)
         for stale in old[: max(0, len(old) - self.history)]:

@@ -382,3 +382,62 @@ def test_flags_that_differ_from_the_saved_game_resume_it_and_say_so_in_one_line(
     header, _ = GameLog(tmp_path).load()
     assert header["game"] == "grab-bag" and header["players"] == ["Ada", "Ben", "Cy", "Dee"]
     assert [p["press"] for p in log_presses(tmp_path)] == ["P3", "NO", "P4"]
+
+
+def test_simulate_web_serves_the_big_screen_beside_the_emulator_and_says_where(tmp_path):
+    """`pi-companion simulate --web` (what `make run` starts) on a real pty: it prints the big
+    screen's address and keeps it on the title line; the real `pi-companion web` serves the
+    scoreboard there, a key pressed in the terminal reaches it, and q ends both."""
+    import json
+    import socket
+    import urllib.request
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"http://localhost:{port}/"
+    term = Terminal(100, 30, "--players", "Ada,Ben,Cy", "--web", "--web-port", str(port))
+    try:
+        assert term.wait_for("Grab Bag - pi-companion simulate", f"TV: {address}", timeout=40), term.text()
+        page = urllib.request.urlopen(address, timeout=5).read().decode()
+        assert "board.js" in page and "<title>pi-companion scoreboard</title>" in page
+        snap = json.load(urllib.request.urlopen(address + "api/snapshot", timeout=5))
+        assert snap["title"] == "Grab Bag" and [p["name"] for p in snap["players"]] == ["Ada", "Ben", "Cy"]
+        seeker = next(p for p in snap["players"] if p["turn"])["n"]          # the Grab Master cannot buzz
+        key = next(n for n in (1, 2, 3) if n != seeker)
+        term.type(str(key).encode())
+        end = time.monotonic() + 10
+        while time.monotonic() < end and json.load(urllib.request.urlopen(address + "api/snapshot", timeout=5))["buzz"] is None:
+            time.sleep(0.05)
+        snap = json.load(urllib.request.urlopen(address + "api/snapshot", timeout=5))
+        assert snap["buzz"]["winner"] == ["Ada", "Ben", "Cy"][key - 1]
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
+    with pytest.raises(OSError):                                   # the web process went with it
+        urllib.request.urlopen(address, timeout=2)
+
+
+def test_simulate_web_killed_takes_its_web_process_along(tmp_path):
+    """SIGTERM (or a closed terminal's SIGHUP) to `simulate --web`: the web process goes too,
+    the port is free again."""
+    import socket
+    import urllib.request
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    term = Terminal(100, 30, "--web", "--web-port", str(port))
+    try:
+        assert term.wait_for(f"TV: http://localhost:{port}/", timeout=40), term.text()
+        term.proc.send_signal(signal.SIGHUP)
+        assert term.proc.wait(timeout=10) == 128 + signal.SIGHUP
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).close()
+                time.sleep(0.1)
+            except OSError:
+                break
+        with pytest.raises(OSError):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
+    finally:
+        term.close()

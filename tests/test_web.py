@@ -60,7 +60,7 @@ def run(box, tmp_path, body):
 async def until(ws, predicate):
     while True:
         msg = json.loads(await asyncio.wait_for(ws.receive_str(), 3))
-        if predicate(msg):
+        if msg.get("type") == "snapshot" and predicate(msg):     # not the link's state, a beat
             return msg
 
 
@@ -269,9 +269,59 @@ def test_the_history_lists_finished_games_with_per_player_totals(box, tmp_path):
         expected = json.loads((DOCS / "grab-bag-two-players-to-the-end.expected.json").read_text())
         assert f"&#9733; {', '.join(expected['winners'])}</td>" in text
         totals = text.split("<h2>Games</h2>")[0]
-        assert "<tr><td>Ada</td><td>2</td><td>2</td></tr>" in totals       # both games, both won
-        assert "<tr><td>Ben</td><td>2</td><td>1</td></tr>" in totals
+        # both games, both won; one buzz each (nobody else pressed in it: no margin)
+        assert "<tr><td>Ada</td><td>2</td><td>2</td><td>1</td><td>-</td></tr>" in totals
+        assert "<tr><td>Ben</td><td>2</td><td>1</td><td>1</td><td>-</td></tr>" in totals
     run(box, tmp_path, body)
+
+
+def test_history_counts_buzz_wins_and_their_median_margin_across_games(tmp_path):
+    """Grab Bag logs played out on the engine: in each buzz the first seeker presses, a second one
+    `gap` ms later; the history's totals count the buzzes each player won and the median of
+    their margins, across games; an unfinished game counts for nothing."""
+    import statistics
+
+    from pi_companion.games import registry
+    from pi_companion.core.events import Edge
+    from pi_companion.web.history import history
+    hist = tmp_path / "history"
+    hist.mkdir()
+    won: dict[str, list[float]] = {}
+    for number, (gaps, finish) in enumerate((((3.0, 7.5, 4.0), True), ((2.5, 9.0), True), ((1.0,), False)), 1):
+        engine = registry.new_engine("grab-bag", ("Ada", "Ben", "Cy"), {"cards": 3}, number)
+        records = [{"v": 1, "game": "grab-bag", "players": ["Ada", "Ben", "Cy"], "options": {"cards": 3},
+                    "seed": number}]
+        t, i = 1.0, 0
+
+        def feed(event):
+            records.append(to_record(event))
+            engine.feed(event)
+        mine = {}
+        while not engine.rules.is_over(engine.game) and (finish or i < len(gaps)):
+            seekers = sorted(engine.rules.buzzers(engine.game))
+            gap = gaps[i % len(gaps)]
+            i += 1
+            first, second = seekers[i % len(seekers)], seekers[(i + 1) % len(seekers)]
+            feed(Edge(t, f"P{first + 1}", True))
+            feed(Edge(t + gap / 1000, f"P{second + 1}", True))
+            feed(Edge(t + 0.2, f"P{first + 1}", False))
+            feed(Edge(t + 0.2, f"P{second + 1}", False))
+            mine.setdefault(engine.players[first], []).append(gap)
+            feed(Edge(t + 0.5, "YES", True))
+            feed(Edge(t + 0.6, "YES", False))
+            t += 2.0
+        if finish:
+            assert engine.rules.is_over(engine.game)
+            for name, gaps_won in mine.items():
+                won.setdefault(name, []).extend(gaps_won)
+        (hist / f"game-{number:06d}-20261201-2000{number:02d}.log").write_text(
+            "".join(json.dumps(x) + "\n" for x in records))
+    games, totals = history(tmp_path)
+    assert len(games) == 2
+    for name, gaps_won in won.items():
+        assert totals[name]["buzzes"] == len(gaps_won), (name, totals)
+        assert totals[name]["margin_ms"] == pytest.approx(statistics.median(gaps_won), abs=0.01), (name, totals)
+    assert sum(t["buzzes"] for t in totals.values()) == sum(len(g) for g in won.values())
 
 
 @pytest.mark.parametrize("header, ok", [
@@ -364,3 +414,30 @@ def test_web_with_a_missing_config_says_so_in_one_line(tmp_path):
     missing = str(tmp_path / "typo.toml")
     out = run_cli("web", "--config", missing, "--port", str(free_port()))
     assert out.returncode == 78 and out.stderr.count("\n") == 1 and f"{missing}: no such file" in out.stderr
+
+
+def test_the_web_process_stops_within_2_s_of_sigterm_with_screens_open(tmp_path):
+    """The real `pi-companion web` (it took 27-33 s with a browser open): three WebSockets held
+    open, one of them never reading, then SIGTERM; the process is gone within 2 s, exit 0."""
+    import signal
+    import time
+
+    import aiohttp
+
+    from pi_companion.web.live import live_box
+
+    with live_box(tmp_path / "state") as live:
+        async def hold_and_stop():
+            async with aiohttp.ClientSession() as session:
+                sockets = [await session.ws_connect(live.base.replace("http:", "ws:") + "/ws") for _ in range(3)]
+                for ws in sockets[:2]:
+                    assert json.loads((await ws.receive()).data)["type"] == "link"
+                began = time.monotonic()
+                live.web.send_signal(signal.SIGTERM)
+                while live.web.poll() is None and time.monotonic() - began < 30:
+                    await asyncio.sleep(0.01)
+                return time.monotonic() - began
+        took = asyncio.run(hold_and_stop())
+        print(f"pi-companion web stopped {took * 1000:.0f} ms after SIGTERM")
+        assert took < 2.0, f"pi-companion web took {took:.1f} s to stop on SIGTERM"
+        assert live.web.returncode == 0

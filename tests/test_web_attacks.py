@@ -68,7 +68,8 @@ def test_nothing_a_stranger_can_fetch_carries_the_host_token(tmp_path):
         show_host_qr(live)
         until(lambda: qr_texts(live.box.display.device.image), 5, "the OLED never drew the QR")
         shown = live.box.display.device.image.copy()
-        assert qr_texts(shown) == [f"{BOARD}host#t={token}"]      # the OLED itself shows it
+        # the OLED itself shows it (by the IP address the web process reported: 127.0.0.1 here)
+        assert qr_texts(shown) == [f"http://127.0.0.1:8080/host#t={token}"] == [live.hub.links()[1]]
 
         def mirrored() -> Image.Image | None:
             status, body, _ = get(live.base + "/oled.png")

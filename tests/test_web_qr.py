@@ -116,3 +116,68 @@ def test_the_host_qr_uses_two_pixel_modules():
     image = Image.new("1", (128, 64))
     draw_qr(ImageDraw.Draw(image), View(), "host")
     assert image.crop((0, 0, 64, 64)).getbbox() == (1, 1, 63, 63)      # 31 modules x 2 px
+
+
+def test_the_qr_screens_carry_the_ip_address_the_web_process_reports(tmp_path, text_boxes):
+    """Android phones often cannot resolve NAME.local: once the real web link (HubLink, over the
+    hub's socket) has said this machine's IP address, both codes carry it and the screen
+    writes the name, the IP address and the port as text to type."""
+    import asyncio
+
+    from pi_companion.web.server import HubLink
+    Clock.now = 0.0
+    factory = VirtualFactory(pin_class=VirtualPin)
+    box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
+              Display(lambda: open_device("dummy")))
+    hub = Hub(box, tmp_path / "hub.sock", tmp_path, board_url=URL)
+    hub.attach()
+    hub.start()
+    try:
+        async def tell():
+            link = HubLink(hub.path, lambda: "192.168.1.23")
+            task = asyncio.ensure_future(link.run())
+            for _ in range(300):
+                if hub.address:
+                    break
+                await asyncio.sleep(0.01)
+            task.cancel()
+        asyncio.run(tell())
+        assert hub.address == "http://192.168.1.23:8080/"
+        box.pump()
+        open_web_menu(box, factory, 1.0)
+        text_boxes.clear()
+        tap(box, factory, "YES", 2.0)                     # "Scoreboard QR"
+        assert decode(box.display.device.image, tmp_path / "board-ip.png") == "http://192.168.1.23:8080/"
+        texts = [t for t, _ in text_boxes]
+        screen = text_boxes[texts.index("TV/phone"):]                 # the QR screen's (not the menu's)
+        assert [t for t, _ in screen][1:4] == ["testbox.local", "192.168.1.23", ":8080"], screen
+        assert all(64 <= b[0] and b[2] <= 128 and 0 <= b[1] and b[3] <= 64 for _, b in screen), screen
+        tap(box, factory, "NO", 3.0)
+        open_web_menu(box, factory, 4.0)
+        box.queue.put(Wake(Turn(5.0, 1)))
+        box.pump()
+        tap(box, factory, "YES", 5.1)                     # "Host remote QR"
+        assert decode(box.display.device.image, tmp_path / "host-ip.png") == \
+            f"http://192.168.1.23:8080/host#t={hub.token}"
+    finally:
+        hub.close()
+        box.close()
+        factory.reset()
+
+
+def test_a_long_name_goes_on_two_lines_and_nothing_leaves_the_screen(text_boxes):
+    from PIL import Image, ImageDraw
+
+    from pi_companion.ui.qr import draw as draw_qr
+
+    class View:
+        web = ("http://10.0.0.200:8080/", "http://10.0.0.200:8080/host#t=AbCdEfGhIjKl",
+               "http://pi-companion.local:8080/", "http://10.0.0.200:8080/")
+    for which in ("board", "host"):
+        text_boxes.clear()
+        draw_qr(ImageDraw.Draw(Image.new("1", (128, 64))), View(), which)
+        texts = [t for t, _ in text_boxes]
+        assert texts[1:5] == ["pi-companion", ".local", "10.0.0.200", ":8080"], texts
+        assert all(64 <= b[0] and b[2] <= 128 and 0 <= b[1] and b[3] <= 64 for _, b in text_boxes), text_boxes
+        tops = [b[1] for _, b in text_boxes]
+        assert tops == sorted(tops)                        # one under the other

@@ -7,7 +7,7 @@ from typing import Any
 
 import segno
 
-from .canvas import centred, clip, left
+from .canvas import centred, fitted, left, text_width
 
 SIZE = 64           # the QR's square: the OLED's full height
 
@@ -17,8 +17,19 @@ def qr_matrix(text: str) -> tuple[bytearray, ...]:
     return tuple(segno.make_qr(text, error="l", boost_error=False).matrix)
 
 
+def addresses(web: tuple[str, ...]) -> tuple[str, str, str]:
+    """What the screen writes beside the code, as someone would type it: NAME.local, the IP
+    address (when the web process has said it) and the port."""
+    board = web[0]
+    named = web[2] if len(web) > 2 and web[2] else board
+    by_ip = web[3] if len(web) > 3 else ""
+    name, _, port = named.split("//", 1)[-1].rstrip("/").rpartition(":")
+    ip = by_ip.split("//", 1)[-1].rstrip("/").rpartition(":")[0] if by_ip else ""
+    return (name, ip, port) if name else (named.split("//", 1)[-1].rstrip("/"), ip, "")
+
+
 def draw(draw: Any, view: Any, which: str) -> None:
-    board, host = view.web
+    board, host = view.web[:2]
     url = host if which == "host" else board
     if not url:
         centred(draw, 4, "Big screen is off", 11)
@@ -40,13 +51,25 @@ def draw(draw: Any, view: Any, which: str) -> None:
             if dark:
                 x, y = x0 + (c + quiet) * scale, y0 + (r + quiet) * scale
                 draw.rectangle((x, y, x + scale - 1, y + scale - 1), fill=0)
-    address = board.split("//", 1)[-1].rstrip("/")
-    name, _, port = address.rpartition(":")
-    left(draw, 66, 0, "HOST" if which == "host" else "TV/phone", 10)
-    left(draw, 66, 14, "same Wi-Fi", 9)
-    left(draw, 66, 28, clip(name or address, 62, 9), 9)
-    left(draw, 66, 40, f":{port}" if name else "", 9)
-    left(draw, 66, 53, "host only" if which == "host" else "NO: back", 9)
+    # Beside the code, to type (Android phones often cannot resolve NAME.local): the name (cut
+    # before ".local" when it is too long for one line), the IP address, the port; then the
+    # hint when there is room. The smallest size still reads on the OLED.
+    name, ip, port = addresses(view.web)
+    lines = [("HOST" if which == "host" else "TV/phone", 10)]
+    head, dot, tail = name.rpartition(".")
+    if dot and text_width(name, 7) > 62:
+        lines += [(head, fitted(head, 62, 9, 7)), (dot + tail, 9)]
+    else:
+        lines.append((name, fitted(name, 62, 9, 7)))
+    if ip:
+        lines.append((ip, fitted(ip, 62, 9, 7)))
+    if port:
+        lines.append((f":{port}", 9))
+    if len(lines) < 5:
+        lines.append(("same Wi-Fi", 8))
+    for i, (line, size) in enumerate(lines):
+        left(draw, 66, 13 + 11 * (i - 1) if i else 0, line, size)
+    left(draw, 66, 55, "host only" if which == "host" else "NO: back", 8)
 
 
 def carries_secret(view: Any) -> bool:

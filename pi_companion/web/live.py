@@ -128,7 +128,8 @@ def start_web(state: Path, hub_path: Path, log: Any = subprocess.DEVNULL,
     port = port or free_port()
     web = subprocess.Popen([sys.executable, "-m", "pi_companion", "web", "--config", os.devnull,
                             "--state-dir", str(state), "--socket", str(hub_path),
-                            "--bind", "127.0.0.1", "--port", str(port)], stderr=log)
+                            "--bind", "127.0.0.1", "--port", str(port)],
+                           stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     base = f"http://127.0.0.1:{port}"
     end = time.monotonic() + 15
     while True:

@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,17 +38,24 @@ COMMAND_RATE = (4.0, 12.0)       # host commands per second per address, burst
 COMMAND_TIMEOUT_S = 2.0
 SHUTDOWN_S = 1.0                 # SIGTERM: the longest wait for open connections (board)
 BODY_TIMEOUT_S = 5.0             # a command's body must arrive within this
+SILENCE_S = 2.0                  # no line from the hub for this long: the box is offline
+PAGE_BEAT_S = 1.0                # a line to each browser at least this often (board.js: 3 s)
 NOT_HOST = "not the host: scan the host QR"
 PAGES = {"/": "index.html", "/host": "host.html"}
-STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript"}
+STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript",
+          "history.js": "text/javascript"}
 
 
 class HubLink:
-    """The hub socket, reconnected for ever: the latest snapshot and OLED image. It never holds
+    """The hub socket, reconnected for ever: the latest snapshot and OLED image, and whether the
+    box is alive (`box`): connected and heard within SILENCE_S (the hub beats every 0.5 s, so a
+    frozen daemon goes offline as surely as a dead one, whose socket closes). It never holds
     the host token: a command carries the token its phone sent, and the hub checks it."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, address: Callable[[], str] | None = None) -> None:
         self.path = str(path)
+        self.address = address          # this machine's IP address, for the OLED's QR screens
+        self.told = ""
         self.snapshot: str | None = None
         self.seq = 0
         self.oled: bytes | None = None
@@ -56,8 +64,38 @@ class HubLink:
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.ids = itertools.count(1)
         self.connected = asyncio.Event()
+        self.version = 0                # counts snapshots taken (a restarted box numbers afresh)
+        self.box = False                # connected and heard within SILENCE_S
+        self.heard = 0.0
+
+    def _alive(self, alive: bool) -> None:
+        if alive != self.box:
+            self.box = alive
+            (log.info if alive else log.warning)("the box is %s", "there" if alive else "offline")
+            self._notify()
+
+    async def _watch(self) -> None:
+        for tick in itertools.count(1):
+            await asyncio.sleep(SILENCE_S / 8)
+            if self.box and time.monotonic() - self.heard > SILENCE_S:
+                self._alive(False)
+            if tick % 240 == 0:                 # every minute: a DHCP lease may have moved it
+                self._tell_address()
+
+    def _tell_address(self, again: bool = False) -> None:
+        address = self.address() if self.address is not None else ""
+        if self.writer is not None and address and (again or address != self.told):
+            self.told = address
+            self.writer.write(json.dumps({"cmd": "address", "address": address, "id": 0}).encode() + b"\n")
 
     async def run(self) -> None:
+        watch = asyncio.ensure_future(self._watch())
+        try:
+            await self._run()
+        finally:
+            watch.cancel()
+
+    async def _run(self) -> None:
         delay = 0.2
         while True:
             try:
@@ -69,14 +107,18 @@ class HubLink:
             delay = 0.2
             self.writer = writer
             self.connected.set()
+            self._tell_address(again=True)
             try:
                 while line := await reader.readline():
+                    self.heard = time.monotonic()
                     self._message(json.loads(line))
+                    self._alive(True)
             except (OSError, ValueError) as err:
                 log.warning("hub link: %s", err)
             finally:
                 self.writer = None
                 self.connected.clear()
+                self._alive(False)
                 writer.close()
                 for fut in self.pending.values():
                     if not fut.done():
@@ -88,6 +130,7 @@ class HubLink:
         if kind == "snapshot":
             self.snapshot = json.dumps(msg, separators=(",", ":"))
             self.seq = int(msg["seq"])
+            self.version += 1
             self._notify()
         elif kind == "oled":
             self.oled = base64.b64decode(msg["png"])
@@ -101,8 +144,8 @@ class HubLink:
         old.set()
 
     async def command(self, msg: dict[str, Any]) -> dict[str, Any]:
-        if self.writer is None:
-            raise ConnectionError("the box is not running")
+        if self.writer is None or not self.box:
+            raise ConnectionError("the box is offline")
         msg_id = next(self.ids)
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[msg_id] = fut
@@ -228,18 +271,25 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
         sockets.add(ws)
         reader = asyncio.ensure_future(_drain(ws))
         try:
-            sent = 0
+            sent, told = 0, None
             while not ws.closed:
                 changed = link.changed
-                if link.snapshot is not None and link.seq != sent:
-                    sent = link.seq
+                if link.box != told:             # first, and whenever the box comes or goes
+                    told = link.box
+                    await asyncio.wait_for(ws.send_str(LINK_LINES[told]), 5.0)
+                    continue
+                if link.snapshot is not None and link.version != sent:
+                    sent = link.version
                     await asyncio.wait_for(ws.send_str(link.snapshot), 5.0)
                     continue
                 waiter = asyncio.ensure_future(changed.wait())
-                done, _ = await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait({reader, waiter}, timeout=PAGE_BEAT_S,
+                                             return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
                 if reader in done:
                     break
+                if not done:                     # quiet: the page hears this process is alive
+                    await asyncio.wait_for(ws.send_str(BEAT), 5.0)
         except (asyncio.TimeoutError, ConnectionError):
             pass
         finally:
@@ -308,6 +358,13 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
     return app
 
 
+# What the pages get besides snapshots: whether the box is alive, and a beat when nothing else
+# was sent for PAGE_BEAT_S (a page that hears nothing for 3 s says it is reconnecting: this
+# process, or the network to it, is gone, even without a closed connection).
+LINK_LINES = {alive: json.dumps({"type": "link", "box": alive}) for alive in (False, True)}
+BEAT = json.dumps({"type": "beat"})
+
+
 async def _drain(ws: web.WebSocketResponse) -> None:
     """The page sends nothing we act on; reading notices close and oversized messages."""
     async for msg in ws:
@@ -338,6 +395,20 @@ def _page(name: str) -> str:
     return _CACHE[key]
 
 
+def lan_address(bind: str | None) -> str:
+    """The address phones reach this server at: the one it listens on, or (listening on every
+    address) the one the machine's default route leaves from - a UDP socket's connect sends
+    nothing, it only picks the route. "" when there is none (no network yet)."""
+    if bind and bind not in ("0.0.0.0", "::"):
+        return bind
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 9))
+            return str(probe.getsockname()[0])
+        except OSError:
+            return ""
+
+
 def main(args: Any) -> int:
     from ..config import ConfigError, load_config_arg
     from ..hub import socket_path
@@ -352,7 +423,7 @@ def main(args: Any) -> int:
     path = args.socket or socket_path(state_dir)
     port = args.port or config.web_port
     gate = Gate()
-    app = make_app(HubLink(path), state_dir, config.web_hosts, gate=gate)
+    app = make_app(HubLink(path, lambda: lan_address(args.bind)), state_dir, config.web_hosts, gate=gate)
     log.info("big screen on http://%s.local:%d/ (hub %s)", socket.gethostname(), port, path)
     asyncio.run(serve(app, gate, args.bind, port))
     return 0

@@ -2,8 +2,12 @@
 // gets the latest snapshot at once. No build step, no library, nothing fetched from elsewhere.
 // The snapshot carries the words (core/snapshot.py: `moment`, `facts`, each player's `note`);
 // this draws them, plays each player's buzz tune through Web Audio and, if asked, says the
-// winner (speechSynthesis). While the web process is away the page says "Reconnecting" and
-// tells the host page (the `board:connection` event) so that it disables its commands.
+// winner (speechSynthesis).
+// Connection, three states: "live"; "offline" (the web process says the box is gone: its hub
+// socket closed or went quiet); "reconnecting" (the web process itself is away: the socket
+// closed, or nothing heard for 3 s although it sends a beat every second - a box that lost its
+// power closes nothing). Each is shown on the page and told to the host page (the
+// `board:connection` event, `live` false unless live) so that it disables its commands.
 "use strict";
 (function () {
   const $ = (sel) => document.querySelector(sel);
@@ -261,25 +265,55 @@
     text($("#guide"), guide ? "Round guide: " + guide : "");
   }
 
-  function connected(live) {
+  const SILENT_MS = 3000, OPENING_MS = 5000;
+  const banner = $("#offline"), away = banner ? banner.textContent : "";
+  const OFFLINE = "Box offline: no word from it. The board shows the last it knew." +
+    (document.body.classList.contains("host") ? " Commands wait." : "");
+  let socket = null, open = false, box = null, lastHeard = 0, opened = 0;
+
+  function connected() {
+    const state = !open || box === null ? "reconnecting" : box ? "live" : "offline", live = state === "live";
+    if (document.body.dataset.connection === state) return;
     window.boardLive = live;
+    document.body.dataset.connection = state;
     document.body.classList.toggle("offline", !live);
-    const banner = $("#offline");
-    if (banner) banner.hidden = live;
-    text($("#status"), live ? "live" : "reconnecting\u2026");
-    document.dispatchEvent(new CustomEvent("board:connection", { detail: { live: live } }));
+    if (banner) { banner.hidden = live; text(banner, state === "offline" ? OFFLINE : away); }
+    text($("#status"), live ? "live" : state === "offline" ? "box offline" : "reconnecting\u2026");
+    document.dispatchEvent(new CustomEvent("board:connection", { detail: { live: live, state: state } }));
+  }
+
+  function retry() {
+    open = false; box = null; socket = null;
+    connected();
+    setTimeout(connect, delay);
+    delay = Math.min(delay * 2, 2000);
   }
 
   function connect() {
     const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
-    ws.onopen = () => { delay = 250; connected(true); };
-    ws.onmessage = (ev) => { try { show(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
-    ws.onclose = () => {
-      connected(false);
-      setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 2000);
+    socket = ws; opened = Date.now();
+    ws.onopen = () => { delay = 250; open = true; lastHeard = Date.now(); };     // live at its "link"
+    ws.onmessage = (ev) => {
+      lastHeard = Date.now();
+      try {
+        const msg = JSON.parse(ev.data);
+        if (msg.type === "link") { box = !!msg.box; connected(); }
+        else if (msg.type !== "beat") show(msg);
+      } catch (e) { console.error(e); }
     };
+    ws.onclose = () => { if (socket === ws) retry(); };
   }
+  // A connection that says nothing (the process stopped, the box lost power, the Wi-Fi went)
+  // is given up on, not waited for: its close could take minutes.
+  setInterval(() => {
+    const ws = socket, now = Date.now();
+    if (ws && (open ? now - lastHeard > SILENT_MS : now - opened > OPENING_MS)) {
+      socket = null;
+      ws.onclose = ws.onmessage = ws.onopen = null;
+      try { ws.close(); } catch (e) { /* already closing */ }
+      retry();
+    }
+  }, 500);
   window.boardLive = false;
   document.addEventListener("DOMContentLoaded", drawToggles);
   drawToggles();
