@@ -7,7 +7,8 @@ falls `BUFFER_LIMIT` bytes behind is dropped; on reconnect it gets the latest sn
 
 Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq": N, ...}`,
 `{"type": "oled", "png": base64}` and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
-to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`, `players`) carry the host
+to each command. Commands (`yes`, `no`, `special`, `undo`, `new`, `rename`, `switch`, `players`, `dial`,
+`menu`: core/table.py `HOST_COMMANDS`) carry the host
 token (`"token": ...`, compared here in constant time; a wrong one is refused with
 `"denied": true`) and become `HostCommand` inputs on the box's queue: logged, undoable and
 resumed like a press. There is no command for a player's press, for power or for the config.
@@ -39,7 +40,7 @@ from typing import Any
 from .core.names import name_problem
 from .core.events import HostCommand
 from .core.snapshot import numbered, table_view
-from .core.table import names_problem
+from .core.table import HOST_COMMANDS, names_problem
 from .games import registry
 from .games.base import OptionError
 
@@ -47,7 +48,8 @@ log = logging.getLogger(__name__)
 BUFFER_LIMIT = 256 * 1024      # bytes a client may fall behind before it is dropped
 LINE_LIMIT = 4096              # longest command line accepted
 MAX_CLIENTS = 32
-COMMANDS = ("yes", "no", "undo", "new", "rename", "switch", "players")
+COMMANDS = HOST_COMMANDS
+MENU_KEY_MAX = 24              # a game's menu entry key (pause, resume, bank, guide, ...)
 SOCKET_NAME = "hub.sock"
 TOKEN_NAME = "host-token"
 TOKEN_MODE = 0o600             # the daemon's user only: the web process never reads it
@@ -107,6 +109,17 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
             raise CommandError(str(err)) from None
         return HostCommand(0.0, "switch", -1, game, json.dumps(options, separators=(",", ":"))
                            if options else "")
+    if cmd == "dial":              # one detent of the encoder
+        delta = msg.get("delta")
+        if isinstance(delta, bool) or delta not in (1, -1):
+            raise CommandError("delta must be 1 or -1")
+        return HostCommand(0.0, "dial", delta=delta)
+    if cmd == "menu":              # the game's own menu entry (the table checks the game has it)
+        key = msg.get("key")
+        if not isinstance(key, str) or not 0 < len(key) <= MENU_KEY_MAX or not key.isascii() \
+                or not all(c.isalnum() or c == "-" for c in key):
+            raise CommandError("key must be a menu entry's name (letters, digits, -)")
+        return HostCommand(0.0, "menu", name=key)
     return HostCommand(0.0, cmd)
 
 
