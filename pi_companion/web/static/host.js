@@ -240,6 +240,7 @@
     }
     field.dataset.key = opt.key;
     field.dataset.kind = opt.kind;
+    field.dataset.default = opt.default === null ? "" : String(opt.default);
     label.append(field);
     if (opt.zero) {                          // 0 lies outside the range and means something else
       const box = make("input", { type: "checkbox", checked: value === 0 });
@@ -285,7 +286,7 @@
         const v = Number(field.value);
         if (!Number.isInteger(v) || v < Number(field.min) || v > Number(field.max))
           throw new Error(field.parentElement.firstChild.textContent.trim() + ": a whole number from " + field.min + " to " + field.max);
-        out[field.dataset.key] = v;
+        out[field.dataset.key] = v;   // every value said (none: the box keeps the game's last ones)
       } else {
         out[field.dataset.key] = field.value;
       }
