@@ -333,3 +333,14 @@ def test_a_game_before_that_was_pruned_is_said_so(mock_factory, tmp_path):
         assert box.engine.notice == "Game before: not kept" and box.engine.report() == before
     finally:
         box.close()
+
+
+def test_a_greyed_game_entry_is_refused_from_the_phone_as_on_the_box():
+    """Hands Up! while a grab is judged: *Pause beats* is greyed on the box's menu, and the
+    phone's command for it does nothing but say so."""
+    e = engine("hands-up", options={"beat_ms": 1000})
+    press(e, "P2", 0.5)
+    e.advance(0.6)
+    assert e.report()["phase"] == "judging"
+    host(e, "menu", 0.7, name="pause")
+    assert e.notice == "Pause beats: not now" and e.report()["paused"] is False
