@@ -148,9 +148,16 @@
 
   // ---- names: a rename per field, its result beside it ----
   let names = "";
-  function drawNames(s, force) {
+  function drawNames(s) {
     const now = s.players.map((p) => p.name).join("\n");
-    if (!force && (now === names || document.activeElement && document.activeElement.closest("#names"))) return;
+    if (now === names) return;
+    const fields = document.querySelectorAll("#names input");
+    if (fields.length === s.players.length) {   // the same seats: new names in place, results kept
+      fields.forEach((input, i) => { if (input !== document.activeElement) input.value = s.players[i].name; });
+      names = now;
+      return;
+    }
+    if (document.activeElement && document.activeElement.closest("#names")) return;   // not mid-typing
     names = now;
     $("#names").replaceChildren(...s.players.map((p, i) => {
       const label = make("label", { textContent: "Player " + (i + 1) + " " });
@@ -325,7 +332,7 @@
     latest = s;
     drawLabels(s);
     drawEntries(s);
-    drawNames(s, watching !== null && /rename refused/i.test(s.notice || "") && s.notice !== watching.notice);
+    drawNames(s);
     if (catalogue.length) { drawPlayers(s); drawSwitch(s); }
     told(s);
   };
