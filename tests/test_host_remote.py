@@ -344,3 +344,21 @@ def test_a_greyed_game_entry_is_refused_from_the_phone_as_on_the_box():
     assert e.report()["phase"] == "judging"
     host(e, "menu", 0.7, name="pause")
     assert e.notice == "Pause beats: not now" and e.report()["paused"] is False
+
+
+def test_a_replay_with_new_game_then_long_no_reports_the_game_before():
+    """Through the replay contract's own pipeline: MENU > New game (YES, YES), then long NO,
+    reports exactly what the same scenario without them reports - twice the same (deterministic)."""
+    from conftest import replay, scenario, tap
+    played = tap("P2", 1.0) + tap("YES", 1.5) + tap("P3", 2.0) + tap("NO", 2.5)
+    menu = tap("MENU", 3.0)
+    rules = registry.get("grab-bag")
+    keys = ([k for k, _ in rules.menu_items(None)] + (["rules"] if rules.rules_card() else [])
+            + ["new"])
+    turns = [{"t": round(3.2 + i / 10, 6), "turn": 1} for i in range(keys.index("new"))]
+    again = tap("YES", 4.0) + tap("YES", 4.3) + tap("P1", 5.0)       # a new game, a buzz in it
+    undo = [{"t": 6.0, "press": "NO"}, {"t": 7.2, "release": "NO"}]
+    plain = replay(scenario("grab-bag", list(PLAYERS), played, seed=4, end=8.0))
+    undone = scenario("grab-bag", list(PLAYERS), played + menu + turns + again + undo, seed=4, end=8.0)
+    assert replay(undone) == plain == replay(undone)
+    assert plain["scores"] == {"Ada": 0, "Ben": 1, "Cy": 0}
