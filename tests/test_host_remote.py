@@ -362,3 +362,48 @@ def test_a_replay_with_new_game_then_long_no_reports_the_game_before():
     undone = scenario("grab-bag", list(PLAYERS), played + menu + turns + again + undo, seed=4, end=8.0)
     assert replay(undone) == plain == replay(undone)
     assert plain["scores"] == {"Ada": 0, "Ben": 1, "Cy": 0}
+
+
+@pytest.mark.parametrize("rules", registry.catalogue(), ids=lambda g: g.name)
+def test_each_declared_option_is_what_the_game_accepts(rules):
+    """The remote's controls come from `options`: its ends, steps and choices must be values
+    the game takes, one past each end a value it refuses (else a phone offers a setting the box
+    turns down, or hides one it would take)."""
+    from pi_companion.games.base import OptionError
+    players = PLAYERS[:max(rules.min_players, 3)] if rules.max_players >= 3 else PLAYERS[:2]
+    assert {o.key for o in rules.options} <= rules.option_names
+    for opt in rules.options:
+        if opt.kind == "int":
+            lo = max(opt.lo, len(players)) if opt.lo_players else opt.lo
+            for ok in (lo, opt.hi, opt.default) + ((0,) if opt.zero else ()):
+                rules.new_game(players, {opt.key: ok}, 1)
+            for bad in (lo - 1, opt.hi + 1):
+                if bad == 0 and opt.zero:
+                    continue
+                with pytest.raises(OptionError, match=opt.key):
+                    rules.new_game(players, {opt.key: bad}, 1)
+        elif opt.kind == "choice":
+            for choice in opt.choices:
+                rules.new_game(players, {opt.key: choice}, 1)
+            with pytest.raises(OptionError, match=opt.key):
+                rules.new_game(players, {opt.key: "nonesuch"}, 1)
+        else:
+            assert opt.kind == "player"
+            rules.new_game(players, {opt.key: players[-1]}, 1)
+            with pytest.raises(OptionError, match=opt.key):
+                rules.new_game(players, {opt.key: "Nobody"}, 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(game=st.sampled_from([g.name for g in registry.catalogue()]),
+       options=st.dictionaries(st.sampled_from(["cards", "beat_ms", "settle_ms", "variant", "mode",
+                                                "direction", "tolerance_steps", "max_target",
+                                                "first_player", "first_dealer", "first_grab_master", "x"]),
+                               JSONISH, max_size=4))
+def test_any_change_game_message_is_a_command_or_one_clear_line(game, options):
+    try:
+        out = parse_command({"cmd": "switch", "game": game, "options": options}, PLAYERS)
+    except CommandError as err:
+        assert str(err) and "\n" not in str(err)
+        return
+    assert out.name == game and json.loads(out.options or "{}") == options

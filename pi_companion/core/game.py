@@ -22,7 +22,7 @@ Catalogue = Callable[[], "tuple[Game, ...]"]   # the games to switch to, in menu
 class Option:
     """One game option as the host's remote offers it (a real control, generated from this):
     `kind` "int" (a number from `lo` to `hi` in steps of `step`; `zero` names what 0 means when
-    0 lies outside lo..hi), "choice" (one of `choices`) or "player" (one of the players, by
+    0 lies outside lo..hi; `lo_players`: at least as many as the players), "choice" (one of `choices`) or "player" (one of the players, by
     name). `default` None: the game's own default (it may depend on the players). The game's
     `new_game` stays the judge of a value: this only describes what it accepts."""
     key: str
@@ -34,6 +34,7 @@ class Option:
     step: int = 1
     choices: tuple[str, ...] = ()
     zero: str = ""
+    lo_players: bool = False                # never fewer than the players (a card each)
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key, "label": self.label, "kind": self.kind,
@@ -42,6 +43,8 @@ class Option:
             out.update(lo=self.lo, hi=self.hi, step=self.step)
             if self.zero:
                 out["zero"] = self.zero
+            if self.lo_players:
+                out["lo_players"] = True
         if self.kind == "choice":
             out["choices"] = list(self.choices)
         return out

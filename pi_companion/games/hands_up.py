@@ -127,7 +127,7 @@ class HandsUpGame(Game):
     max_players = 8
     option_names = frozenset({"mode", "cards", "beat_ms", "settle_ms"})
     options = (Option("mode", "Mode", "choice", "classic", choices=MODES),
-               Option("cards", "Cards", "int", 60, 2, MAX_CARDS),
+               Option("cards", "Cards", "int", 60, 2, MAX_CARDS, lo_players=True),
                Option("beat_ms", "Beat (ms)", "int", 2000, BEAT_MIN_MS, BEAT_MAX_MS, 100,
                       zero="0: no beat, YES flips"),
                SETTLE_OPTION)

@@ -242,7 +242,8 @@
         ...choices.map((c) => make("option", { value: c, textContent: c })));
       field.value = value !== undefined && choices.includes(value) ? value : "";
     } else {
-      field = make("input", { type: "number", min: String(opt.lo), max: String(opt.hi), step: String(opt.step),
+      const lo = opt.lo_players ? Math.max(opt.lo, players.length) : opt.lo;   // a card each at least
+      field = make("input", { type: "number", min: String(lo), max: String(opt.hi), step: String(opt.step),
                               inputMode: "numeric", value: String(value !== undefined ? value : opt.default) });
     }
     field.dataset.key = opt.key;
