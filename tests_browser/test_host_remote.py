@@ -63,6 +63,13 @@ def result_of(driver, out_id):
     return driver.find_element("id", out_id).text
 
 
+def entry(driver, key):
+    """The game's menu entry `key` on the page, once it can be tapped (not greyed)."""
+    css = f"#entries button[data-key='{key}']:not([disabled])"
+    wait(driver, lambda d: d.find_elements("css selector", css))
+    return driver.find_element("css selector", css)
+
+
 def tap_confirmed(driver, element_id):
     button = driver.find_element("id", element_id)
     click(driver, button)
@@ -91,13 +98,13 @@ def test_every_host_control_of_hands_up_round_trips_through_the_log_and_a_resume
         box = live.box
 
         # the game's own entries: Pause beats, then Resume beats (the box's menu, one for one)
-        click(driver, driver.find_element("css selector", "#entries button[data-key='pause']"))
+        click(driver, entry(driver, "pause"))
         wait(driver, lambda d: d.find_elements("css selector", "#entries button[data-key='resume']"))
         assert box.engine.report()["paused"] is True
-        click(driver, driver.find_element("css selector", "#entries button[data-key='resume']"))
+        click(driver, entry(driver, "resume"))
         wait(driver, lambda d: d.find_elements("css selector", "#entries button[data-key='pause']"))
         assert box.engine.report()["paused"] is False
-        click(driver, driver.find_element("css selector", "#entries button[data-key='pause']"))
+        click(driver, entry(driver, "pause"))
         wait(driver, lambda d: box.engine.report()["paused"] is True)     # no beat from here on:
                                                                           # the tables compare whole
         # tempo: the dial's two buttons
@@ -122,7 +129,7 @@ def test_every_host_control_of_hands_up_round_trips_through_the_log_and_a_resume
         live.until(lambda: box.engine.report()["phase"] == "judging")
         click(driver, driver.find_element("id", "yes"))
         wait(driver, lambda d: box.engine.report()["phase"] == "flipping")
-        click(driver, driver.find_element("css selector", "#entries button[data-key='pause']"))
+        click(driver, entry(driver, "pause"))
         wait(driver, lambda d: box.engine.report()["paused"] is True)     # (a judgement resumes beats)
         settled(live)
         before_new = box.engine.report()
@@ -189,7 +196,7 @@ def test_the_brain_token_bank_from_the_phone(tmp_path, need_browser):
         open_host(driver, live)
         box = live.box
         none = box.engine.report()["tokens"]["Ada"]
-        click(driver, driver.find_element("css selector", "#entries button[data-key='bank']"))
+        click(driver, entry(driver, "bank"))
         wait(driver, lambda d: box.engine.report()["screen"] == "bank")
         first = box.engine.game.selected
         click(driver, driver.find_element("id", "dial-up"))

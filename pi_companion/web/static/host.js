@@ -127,6 +127,15 @@
     const key = JSON.stringify(entries);
     if (key === entriesDrawn) return;
     entriesDrawn = key;
+    const buttons = [...document.querySelectorAll("#entries button")];
+    if (buttons.length === entries.length && buttons.every((b, i) => b.dataset.key === entries[i].key)) {
+      buttons.forEach((b, i) => {            // the same entries: greyed or not, in place (a tap stays)
+        b.textContent = entries[i].label;
+        b.dataset.enabled = entries[i].enabled ? "1" : "";
+      });
+      commands(live);
+      return;
+    }
     $("#entries").replaceChildren(...entries.map((e) => {
       const b = make("button", { type: "button", textContent: e.label });
       b.dataset.key = e.key;
