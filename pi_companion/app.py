@@ -36,7 +36,8 @@ from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, RawEdge, build_inputs, player
 from .hw.outputs import Leds, Piezo
 from .link import proto
 from .link.mailbox import PuckMailbox
-from .store import GameLog
+from .core.table import GameBefore
+from .store import Damaged, GameLog, open_log
 from .ui.canvas import banner
 from .ui.screens import farewell, render
 
@@ -119,7 +120,7 @@ class Box:
         self.on_exit = on_exit               # called on the loop thread when the loop ends
         self.asked_to_stop = False
         self.on_draw: Callable[["Box", Any], None] | None = None   # the web hub's snapshot
-        self.web_links = ("", "")       # the big screen's address and the host's link (OLED QR)
+        self.web_links: tuple[str, ...] = ("", "")      # the big screen's address and the host's link (OLED QR)
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
         pins = config.pin_map()
         # Every player button and LED the pin map has, not only the config's players': the
@@ -154,6 +155,10 @@ class Box:
         self.logged_clock = 0.0       # the engine's clock as a fold of the log would have it
         self.resumed_records = 0
         self.resumed = self._resume()
+        if self.resumed and self.engine.restore_asked:
+            self._restore()          # a power cut came between an undo and the game it brings back
+        if self.resumed and store is not None:
+            store.drop_restored_copy()
         self.resumed_other = self._resumed_over_config() if self.resumed else ""
         if not self.resumed:
             self._use(self._new_engine(config.game))
@@ -633,6 +638,9 @@ class Box:
                 self.request(effect)
 
     def request(self, req: Request) -> None:
+        if req.name == "restore":
+            self._restore()
+            self.leds.show(self.engine.lit())
         if req.name == "rename":       # a new game keeps the names the host gave
             self.config = replace(self.config, players=self.engine.players)
         if req.name == "players":      # checked by the table (core/table.py: names_problem)
@@ -667,6 +675,57 @@ class Box:
             self.leds.show(self.engine.lit())   # every lamp as the new game's first screen has it
         if self.on_request is not None:
             self.on_request(req)
+
+    def _restore(self) -> None:
+        """Undo with nothing left to undo, in a game that New game, Change game or Players
+        started: the game before comes back exactly as it was. Its log (history/, found by the
+        number in this game's header) is folded into a fresh engine, which then takes a
+        `resume` record (the buttons down now, as at any start) and the undo of the step that
+        ended it (`{"host": "undo"}`: New game's own undo step, core/table.py `GameBefore`).
+        Those two records are appended to a copy of that log, which becomes current.log in one
+        rename: a power cut before it resumes this game, whose last record is the undo, and
+        does this again; after it, the game before. Refused with a notice (this game plays
+        on) if the game before is not kept, damaged, or its log does not end in that step."""
+        store = self.store
+        if store is None:
+            return
+        store.wait()                          # this game's header, and its `previous`, on disk
+        number = store.previous
+        if number is None:
+            return                            # the first game here: "Nothing to undo" stands
+        source = store.history_file(number)
+        if source is None:
+            self.engine.notice = "Game before: not kept"
+            return
+        try:
+            with open_log(source) as reader:
+                engine = self._engine_for(reader.header)
+                _, why, _ = fold_records(engine, reader.records())
+                if why is not None or reader.damage is not None:
+                    raise ValueError(why or reader.damage)
+                steps = engine.undo_stack
+                if not steps or not isinstance(steps[-1][0], GameBefore):
+                    raise ValueError("it does not end in New game, Change game or Players")
+                held = tuple(n for n, down in reading_levels(self.inputs, BUTTON_NAMES).items() if down)
+                levels = reading_levels(self.inputs, LEVEL_NAMES)
+                resume = Resume(engine.clock, held,
+                                self._changed(engine.hall, levels.get("HALL_A"), levels.get("HALL_B")),
+                                self._changed(engine.encoder, levels.get("ENC_A"), levels.get("ENC_B")))
+                undo = HostCommand(engine.clock, "undo")
+                engine.feed(resume)
+                engine.feed(undo)
+                store.restore(source, reader, [to_record(resume), to_record(undo)])
+        except (OSError, ValueError, LookupError, Damaged) as err:
+            log.error("undo: cannot bring back %s: %s", source.name, err)
+            self.engine.notice = "Cannot undo: game before damaged"[:40]
+            return
+        log.info("undo: %s is back (%s)", engine.rules.title, source.name)
+        engine.tunes = self.config.tunes
+        self.engine = engine
+        self.logged_clock = engine.clock
+        self.t0 = self.factory.ticks() - engine.clock   # our clock carries on from its log's
+        self.tick_offset = 0.0
+        self.config = replace(self.config.with_game(engine.rules.name), players=tuple(engine.players))
 
     def refresh(self) -> None:
         self.leds.show(self.engine.lit())

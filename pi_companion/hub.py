@@ -7,8 +7,10 @@ falls `BUFFER_LIMIT` bytes behind is dropped; on reconnect it gets the latest sn
 
 Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq": N, ...}`,
 `{"type": "oled", "png": base64}`, `{"type": "beat"}` every `BEAT_S` while it has clients (so
-that a web process knows within a few beats that a frozen box is offline), and `{"type": "reply", "id": ..., "ok": bool, "error": ...}`
-to each command. Commands (`yes`, `no`, `undo`, `new`, `rename`, `switch`, `players`) carry the host
+that a web process knows within a few beats that a frozen box is offline), and
+`{"type": "reply", "id": ..., "ok": bool, "error": ...}` to each command. Commands (`yes`, `no`,
+`special`, `undo`, `new`, `rename`, `switch`, `players`, `dial`, `menu`: core/table.py
+`HOST_COMMANDS`) carry the host
 token (`"token": ...`, compared here in constant time; a wrong one is refused with
 `"denied": true`); `{"cmd": "forget", "game": NAME}` (with the token) removes a finished game
 from /history (the store moves it to removed/; not a game's input, so not in any game log);
@@ -48,7 +50,7 @@ from urllib.parse import urlsplit
 from .core.names import name_problem
 from .core.events import HostCommand
 from .core.snapshot import numbered, table_view
-from .core.table import names_problem
+from .core.table import HOST_COMMANDS, names_problem
 from .games import registry
 from .games.base import OptionError
 
@@ -58,7 +60,8 @@ LINE_LIMIT = 4096              # longest command line accepted
 MAX_CLIENTS = 32
 BEAT_S = 0.5                   # a line to every client at least this often: the box is alive
 BEAT_LINE = b'{"type":"beat"}\n'
-COMMANDS = ("yes", "no", "undo", "new", "rename", "switch", "players")
+COMMANDS = HOST_COMMANDS
+MENU_KEY_MAX = 24              # a game's menu entry key (pause, resume, bank, guide, ...)
 SOCKET_NAME = "hub.sock"
 TOKEN_NAME = "host-token"
 TOKEN_MODE = 0o600             # the daemon's user only: the web process never reads it
@@ -150,6 +153,17 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
             raise CommandError(str(err)) from None
         return HostCommand(0.0, "switch", -1, game, json.dumps(options, separators=(",", ":"))
                            if options else "")
+    if cmd == "dial":              # one detent of the encoder
+        delta = msg.get("delta")
+        if isinstance(delta, bool) or delta not in (1, -1):
+            raise CommandError("delta must be 1 or -1")
+        return HostCommand(0.0, "dial", delta=delta)
+    if cmd == "menu":              # the game's own menu entry (the table checks the game has it)
+        key = msg.get("key")
+        if not isinstance(key, str) or not 0 < len(key) <= MENU_KEY_MAX or not key.isascii() \
+                or not all(c.isalnum() or c == "-" for c in key):
+            raise CommandError("key must be a menu entry's name (letters, digits, -)")
+        return HostCommand(0.0, "menu", name=key)
     return HostCommand(0.0, cmd)
 
 

@@ -298,6 +298,11 @@ class GameLog:
         self._backlog: list[bytes] = []
         self._on_disk = False        # current.log holds this game's header, durable
         self._archive_first = False  # current.log holds an earlier game: to history/ first
+        self._header: dict[str, Any] | None = None   # the new game's header, not yet on disk
+        self._linked: int | None = None   # the history number of the game it follows
+        # The history number of the game this one followed (its header's `previous`): where
+        # undo finds the game before (app.py: `_restore`). Set once the header is on disk.
+        self.previous: int | None = None
         self._size = 0               # durable bytes of current.log
         self._dirty = False          # bytes past `_size` may be on disk: truncate before writing
         self._aside: Path | None = None  # copy current.log there before repairing it
@@ -374,6 +379,8 @@ class GameLog:
             log.error("game log: %s; resumed the %d records before it; the damaged log is kept "
                       "as %s", reader.damage, reader.count, self._aside)
         self.lines = reader.count
+        previous = reader.header.get("previous")
+        self.previous = previous if type(previous) is int else None
         if self._dirty:
             self._put("repair", b"")
 
@@ -383,7 +390,7 @@ class GameLog:
         """Begin a new game's log (the previous one goes to history first)."""
         self.version = VERSION
         self.lines = 0
-        self._put("start", encode({"v": VERSION, **header}))
+        self._put("start", dict(header))
 
     def append(self, record: dict[str, Any]) -> int:
         """Queue one record (the caller hands it over: it is not changed afterwards); returns its
@@ -527,7 +534,7 @@ class GameLog:
                     finished = data
                 elif kind == "start":
                     finished = None             # the game it was about moved on
-                    if self._backlog and ok:
+                    if (self._backlog or self._header is not None) and ok:
                         ok = self._write()      # the game before gets its last records first
                     self._new_game(data)
                     ok = True
@@ -558,7 +565,7 @@ class GameLog:
             if stopping and (not ok or not self._inbox):
                 return
 
-    def _new_game(self, header: bytes) -> None:
+    def _new_game(self, header: dict[str, Any]) -> None:
         if self._fd is not None:
             try:
                 os.close(self._fd)
@@ -566,7 +573,8 @@ class GameLog:
                 pass
             self._fd = None
         # A game whose records never reached the disk ends here: the new game is what counts.
-        self._backlog = [header]
+        self._backlog = []
+        self._header, self._linked = header, None
         self._archive_first = True        # whatever current.log holds goes to history/ first
         self._on_disk = False
         self._dirty = False
@@ -574,18 +582,20 @@ class GameLog:
 
     def _write(self) -> bool:
         """Make the backlog durable; False (problem set, backlog kept) if the disk refuses."""
-        if not self._backlog and not self._dirty and self._aside is None:
+        if not self._backlog and not self._dirty and self._aside is None and self._header is None:
             return True
         try:
             if not self._on_disk:
-                if not self._backlog:
+                if self._header is None:
                     return True
                 self.dir.mkdir(parents=True, exist_ok=True)
                 if self._archive_first:
-                    self._archive()
+                    self._linked = self._archive()
                     self._archive_first = False
+                # The game it follows, by its number in history/: undo brings it back from there.
+                link = {} if self._linked is None else {"previous": self._linked}
                 tmp = self.path.with_suffix(".tmp")
-                data = b"".join(self._backlog)
+                data = b"".join([encode({"v": VERSION, **self._header, **link}), *self._backlog])
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 try:
                     self._write_all(fd, data)
@@ -596,6 +606,7 @@ class GameLog:
                 os.replace(tmp, self.path)
                 self._sync_dir()
                 self._on_disk, self._size = True, len(data)
+                self._header, self.previous = None, self._linked
             else:
                 if self._aside is not None:
                     self._copy_aside(self._aside)
@@ -727,16 +738,19 @@ class GameLog:
         finally:
             os.close(dfd)
 
-    def _archive(self) -> None:
+    def _archive(self) -> int | None:
+        """Move current.log into history/; the number it got there (None: there was none)."""
         with self._history_lock:
-            self._move_to_history()
+            return self._move_to_history()
 
-    def _move_to_history(self) -> None:
+    def _move_to_history(self) -> int | None:
         if not self.path.exists():
-            return
+            return None
         hist = self._history_dir()
         copied = self._copied()       # finished: it keeps the number its copy has
-        os.replace(self.path, hist / (copied or self._next_name(hist)))
+        name = copied or self._next_name(hist)
+        number = history_number(Path(name))
+        os.replace(self.path, hist / name)
         (self.dir / FINISHED_MARK).unlink(missing_ok=True)
         self._sync_dir()
         old = history_files(hist)
@@ -745,6 +759,66 @@ class GameLog:
         for kept in old[max(0, len(old) - self.history):]:
             if kept.stat().st_mode & 0o777 != HISTORY_FILE_MODE:
                 os.chmod(kept, HISTORY_FILE_MODE)
+        return number
+
+    # ---- undo of New game: the game before comes back from history/ ----
+
+    def history_file(self, number: int) -> Path | None:
+        """The game archived as `number` in history/ (None: not kept, or pruned)."""
+        found = sorted((self.dir / "history").glob(f"{HISTORY_PREFIX}{number:06d}-*.log"))
+        return found[0] if found else None
+
+    def restore(self, source: Path, reader: Reader, records: list[dict[str, Any]]) -> None:
+        """Make the archived game `source` the game in progress again: its `reader.good_end`
+        good bytes and then `records` (in its own format version) become current.log in one
+        atomic rename, and `source` leaves history/. The game being written is dropped (the
+        undo that asked for this is its last record). OSError: nothing changed but that the
+        writer has written what it had (the box plays on in the game it was in)."""
+        self.close()                          # the writer writes what it holds, and stops
+        with self._cond:
+            if self.problem is not None:
+                raise OSError(errno.EIO, f"the log is not being saved ({self.problem})")
+        with open(source, "rb") as f:
+            data = f.read(reader.good_end)
+        data += b"".join(encode(rec, reader.version) for rec in records)
+        tmp = self.path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            self._write_all(fd, data)
+            self.sync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        # A power cut here leaves the game in history/ too: `drop_restored_copy` at the next start.
+        source.unlink()
+        self._sync_dir()
+        self.version, self.lines = reader.version, reader.count + len(records)
+        self._on_disk, self._size, self._dirty = True, len(data), False
+        self._backlog, self._header, self._archive_first, self._aside = [], None, False, None
+        previous = reader.header.get("previous")
+        self.previous = previous if type(previous) is int else None
+
+    def drop_restored_copy(self) -> Path | None:
+        """At start: a power cut between `restore`'s rename and its unlink left the restored
+        game's log in history/ as well. The newest history file whose bytes all begin
+        current.log is that copy (nothing in it is not in current.log): removed. Its path."""
+        old = history_files(self.dir / "history")
+        if not old:
+            return None
+        newest = old[-1]
+        if newest.name == self._copied():     # the finished game's own copy (a prefix too): kept
+            return None
+        try:
+            size = newest.stat().st_size
+            with open(newest, "rb") as a, open(self.path, "rb") as b:
+                if size == 0 or size > os.fstat(b.fileno()).st_size or a.read() != b.read(size):
+                    return None
+            newest.unlink()
+            self._sync_dir()
+        except OSError:
+            return None
+        log.warning("game log: removed %s, a copy of the game restored by undo", newest.name)
+        return newest
 
     def _sync_dir(self) -> None:
         fd = os.open(self.dir, os.O_RDONLY)

@@ -105,9 +105,10 @@ def test_the_host_page_renames_a_player(stack, browser):
     assert browser.execute_script("return sessionStorage.getItem('hostToken')") == hub.token
     new = "Zed" if box.engine.players[2] != "Zed" else "Zoe"
     field = browser.find_elements("css selector", "#names input")[2]
-    field.clear()
-    field.send_keys(new, Keys.TAB)
-    wait(browser, lambda d: d.find_element("id", "result").text == "\u2713 done")
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys(new, Keys.TAB)      # (a cleared field is a refused rename)
+    out = field.find_element("xpath", "following-sibling::output")      # its result, beside it
+    wait(browser, lambda d: out.text == "\u2713 done")
     wait(browser, lambda d: new in d.find_element("id", "players").text)
     assert box.engine.players[2] == new
     log = (state / "current.log").read_text()
@@ -173,9 +174,10 @@ def test_a_new_host_qr_scanned_into_an_open_host_page_takes_the_new_token(stack,
     first = box.engine.players[0]
     for name in (first + "x", first):                  # the new token renames; the old could not
         field = browser.find_elements("css selector", "#names input")[0]
-        field.clear()
+        field.send_keys(Keys.CONTROL, "a")
         field.send_keys(name, Keys.TAB)
-        wait(browser, lambda d: d.find_element("id", "result").text == "\u2713 done")
+        out = field.find_element("xpath", "following-sibling::output")
+        wait(browser, lambda d: out.text == "\u2713 done")
         wait(browser, lambda d: box.engine.players[0] == name)
 
 

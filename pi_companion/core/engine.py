@@ -57,6 +57,7 @@ class Engine(Tabletop):
     def feed(self, event: InputEvent) -> list[Effect]:
         """Handle one input: first fire every timer due by its time, then act on it. (A
         `Pending` acts first: the box looked at the pins before the window could close.)"""
+        self.restore_asked = False
         if isinstance(event, Pending):
             self._pend(event)
         self._fire_due(max(self.clock, event.t))

@@ -75,14 +75,17 @@ class Resume:
 
 @dataclass(frozen=True)
 class HostCommand:
-    """A command from the host's remote (the web page): `yes`, `no`, `undo`, `new`, `rename`
-    (player index `player` to `name`) or `switch` (to game `name` with `options`, JSON text).
+    """A command from the host's remote (the web page): `yes`, `no`, `special` (long YES),
+    `undo`, `new`, `rename` (player index `player` to `name`), `switch` (to game `name` with
+    `options`, JSON text), `players` (the names in `options`, JSON text), `dial` (one encoder
+    detent, `delta` +1 or -1) or `menu` (the game's own menu entry `name`).
     Never a player's press: who buzzed first is decided by the buttons only."""
     t: float
     command: str
     player: int = -1
     name: str = ""
     options: str = ""
+    delta: int = 0
 
 
 @dataclass(frozen=True)

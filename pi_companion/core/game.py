@@ -8,6 +8,7 @@ the others (`Catalogue`, for the "Change game" menu).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .events import Action, Effect, Verdict
@@ -15,6 +16,38 @@ from .events import Action, Effect, Verdict
 Effects = tuple[Effect, ...]
 NO_EFFECTS: Effects = ()
 Catalogue = Callable[[], "tuple[Game, ...]"]   # the games to switch to, in menu order
+
+
+@dataclass(frozen=True)
+class Option:
+    """One game option as the host's remote offers it (a real control, generated from this):
+    `kind` "int" (a number from `lo` to `hi` in steps of `step`; `zero` names what 0 means when
+    0 lies outside lo..hi; `lo_players`: at least as many as the players), "choice" (one of `choices`) or "player" (one of the players, by
+    name). `default` None: the game's own default (it may depend on the players). The game's
+    `new_game` stays the judge of a value: this only describes what it accepts."""
+    key: str
+    label: str
+    kind: str
+    default: int | str | None = None
+    lo: int = 0
+    hi: int = 0
+    step: int = 1
+    choices: tuple[str, ...] = ()
+    zero: str = ""
+    lo_players: bool = False                # never fewer than the players (a card each)
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "label": self.label, "kind": self.kind,
+                               "default": self.default}
+        if self.kind == "int":
+            out.update(lo=self.lo, hi=self.hi, step=self.step)
+            if self.zero:
+                out["zero"] = self.zero
+            if self.lo_players:
+                out["lo_players"] = True
+        if self.kind == "choice":
+            out["choices"] = list(self.choices)
+        return out
 
 
 class Game:
@@ -25,6 +58,7 @@ class Game:
     min_players = 2
     max_players = 8
     option_names: frozenset[str] = frozenset()
+    options: tuple[Option, ...] = ()         # what the host's remote offers (a list option is not)
 
     def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> Any:
         raise NotImplementedError

@@ -57,6 +57,8 @@ def to_record(event: InputEvent) -> Record:
             rec["name"] = event.name
         if event.options:
             rec["options"] = event.options
+        if event.delta:
+            rec["delta"] = event.delta
         return rec
     raise TypeError(f"not an input event: {event!r}")
 
@@ -110,7 +112,7 @@ def from_record(rec: Record) -> InputEvent | float:
         return PuckStatus(t, bool(rec["connected"]), str(rec["boot"]))
     if "host" in rec:
         return HostCommand(t, str(rec["host"]), int(rec.get("player", -1)), str(rec.get("name", "")),
-                           str(rec.get("options", "")))
+                           str(rec.get("options", "")), int(rec.get("delta", 0)))
     raise ValueError(f"unknown record {rec!r}")
 
 

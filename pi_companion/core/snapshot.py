@@ -80,6 +80,14 @@ def table_view(engine: Any) -> dict[str, Any]:
         "facts": facts(report),
         "moment": moment(report, judging),
     }
+    # For the host's remote: the game's own menu entries (greyed ones too, as on the box), the
+    # options it is played with and how many player buttons the box has.
+    disabled = engine.rules.menu_disabled(engine.game)
+    view["host"] = {"entries": [{"key": k, "label": lbl, "enabled": k not in disabled}
+                                for k, lbl in engine.rules.menu_items(engine.game)],
+                    "options": dict(getattr(engine, "options", {}) or {}),
+                    "seats": int(getattr(engine, "seats", 8)),
+                    "undo": len(getattr(engine, "undo_stack", ()) or ())}
     if name == "all-wound-up":
         view["wind"] = report.get("check")
         view["guide"] = report.get("guide", {}).get("text")

@@ -55,6 +55,22 @@ class Table:
     earlier: tuple[BuzzOrder, ...] = ()    # the last buzz of each other winner (a reopened check)
 
 
+@dataclass(frozen=True)
+class GameBefore:
+    """What undo restores after New game, Change game or Players: the whole table as it was,
+    with its own undo steps and the games played (the next New game's seed). The table is the
+    same one in the engine for Change game and Players: the box plays those in a new engine
+    (and log) of its own, and restores the one before from its log (app.py: `_restore`)."""
+    table: Table
+    undo: tuple[tuple["Table | GameBefore", str], ...]
+    games_played: int
+
+
+UndoStep = tuple["Table | GameBefore", str]
+# The host's remote: what it may send (hub.py checks each one's fields before it is queued).
+HOST_COMMANDS = ("yes", "no", "special", "undo", "new", "rename", "switch", "players", "dial", "menu")
+
+
 class Tabletop:
     """The table's state and what each action does to it. The engine (core/engine.py) is a
     Tabletop with a clock, the controls and the settle window."""
@@ -70,11 +86,14 @@ class Tabletop:
         self.options = dict(options)
         self.seed = seed
         self.table = Table(rules.new_game(self.players, self.options, seed), rand.seed_state(seed, 1))
-        self.undo_stack: list[tuple[Table, str]] = []
+        self.undo_stack: list[UndoStep] = []
+        # Undo found nothing to undo (cleared by the next input fed): the box then brings back
+        # the game before this one if it started this one by New game, Change game or Players.
+        self.restore_asked = False
         self.menu: Menu | None = None
         self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
         self.notice = ""
-        self.web: tuple[str, str] = ("", "")     # the big screen's address and the host's (QR only)
+        self.web: tuple[str, ...] = ("", "")     # QR: board, host link; text: NAME.local, IP (hub.links)
         self.shutdown_requested = False
         self.games_played = 0
         self.presses = 0                                  # debounced player presses seen
@@ -201,14 +220,29 @@ class Tabletop:
     def _undo(self) -> None:
         if not self.undo_stack:
             self.notice = "Nothing to undo"
+            self.restore_asked = True
+            self._effects.append(Request("restore"))     # the box may have the game before
             return
-        game, refusal = self.rules.undo_to(self.undo_stack[-1][0].game, self.game)
+        entry, label = self.undo_stack[-1]
+        if isinstance(entry, GameBefore):                # New game / Change game / Players
+            self.undo_stack.pop()
+            self.table = entry.table
+            self.undo_stack = list(entry.undo)
+            self.games_played = entry.games_played
+            self.menu = None
+            self._cleared()
+            self._step(Undone(self.clock))
+            self.notice = f"Undone: {label}"
+            self._effects.append(Sound("undo"))
+            return
+        game, refusal = self.rules.undo_to(entry.game, self.game)
         if refusal is not None:
             self.notice = refusal
             self._effects.append(Sound("wrong"))
             return
-        table, label = self.undo_stack.pop()
-        self.table = replace(table, game=game)
+        self.undo_stack.pop()
+        assert isinstance(entry, Table)
+        self.table = replace(entry, game=game)
         self._cleared()
         self._step(Undone(self.clock))
         self.notice = f"Undone: {label}"
@@ -236,9 +270,10 @@ class Tabletop:
     # ---- the host's remote (a logged input like a press; never a player's press) ----
 
     def _host(self, cmd: HostCommand) -> None:
+        """A command from the host's remote: the same as the box's button or menu entry for it."""
         if self.testing:
             return
-        if cmd.command in ("yes", "no"):
+        if cmd.command in ("yes", "no", "special"):
             self.menu = None
             self._judge(cmd.command, cmd.t)  # type: ignore[arg-type]
         elif cmd.command == "undo":
@@ -250,6 +285,7 @@ class Tabletop:
             self._effects.append(Request("new"))
         elif cmd.command == "switch":
             self.menu = None
+            self._before_new("Change game")
             self._effects.append(Request("switch", cmd.name, cmd.options))
         elif cmd.command == "rename":
             self._rename(cmd.player, cmd.name)
@@ -259,8 +295,38 @@ class Tabletop:
             except ValueError:
                 names = None
             self._set_players(names)
+        elif cmd.command == "dial":          # a detent of the encoder (Hands Up!'s tempo, the bank)
+            self.menu = None
+            self._step(Dial(cmd.t, 1 if cmd.delta > 0 else -1))
+        elif cmd.command == "menu":          # one of the game's own menu entries (pause, the bank)
+            self._game_menu(cmd.name, cmd.t)
         else:
             self.notice = f"unknown host command {cmd.command[:16]}"
+
+    def _game_menu(self, key: str, t: float) -> None:
+        """The game's menu entry `key`, as if chosen on the box's menu: refused with a notice
+        if the game has no such entry now, or it is greyed (it does nothing now)."""
+        items = dict(self.rules.menu_items(self.game))
+        if key not in items or key in self.rules.menu_disabled(self.game):
+            self.notice = f"{items.get(key, key)[:20]}: not now"
+            return
+        self.menu = None
+        card = self.rules.menu_card(self.game, key)
+        if card is not None:                 # a text card: the page shows the board, not a card
+            self.menu = Menu(((key, items[key]),)).show_card(*card)
+            return
+        self._menu_choice(key, items[key], t)
+
+    def _menu_choice(self, key: str, label: str, t: float) -> None:
+        before = self.table
+        self._step(MenuChoice(t, key))
+        if self.table.game != before.game and self.rules.is_menu_undo_step(before.game, self.table.game, key):
+            self.undo_stack.append((before, label))   # one step of its own
+
+    def _before_new(self, label: str) -> None:
+        """This game is about to give way (New game, Change game, Players): one undo step that
+        brings it back whole."""
+        self.undo_stack = [(GameBefore(self.table, tuple(self.undo_stack), self.games_played), label)]
 
     def _rename(self, player: int, name: str) -> None:
         """A new name for a player, in the game and in every state undo can restore."""
@@ -278,9 +344,15 @@ class Tabletop:
             if hasattr(game, "players"):
                 game = replace(game, players=players)
             return replace(table, game=game)
+        def renamed_step(step: UndoStep) -> UndoStep:
+            entry, label = step
+            if isinstance(entry, GameBefore):
+                return GameBefore(renamed(entry.table), tuple(renamed_step(u) for u in entry.undo),
+                                  entry.games_played), label
+            return renamed(entry), label
         self.players = players
         self.table = renamed(self.table)
-        self.undo_stack = [(renamed(t), label) for t, label in self.undo_stack]
+        self.undo_stack = [renamed_step(u) for u in self.undo_stack]
         self._effects.append(Request("rename"))
 
     def _set_players(self, names: Any) -> None:
@@ -295,6 +367,7 @@ class Tabletop:
             self.notice = f"Players refused: {problem}"[:60]
             return
         self.menu = None
+        self._before_new("Players")
         self.notice = f"New game: {len(names)} players"
         self._effects.append(Request("players", json.dumps([n.strip() for n in names])))
 
@@ -369,6 +442,7 @@ class Tabletop:
                              disabled=frozenset(k for k, _ in why), why=why)
         elif key.startswith("switch:"):
             self.menu = None
+            self._before_new("Change game")
             self._effects.append(Request("switch", key.removeprefix("switch:")))
         elif key == "shutdown":
             self.menu = None
@@ -391,17 +465,15 @@ class Tabletop:
             self._effects.append(Request("newhost"))
         else:
             self.menu = None
-            before = self.table
-            self._step(MenuChoice(t, key))
-            if self.table.game != before.game and self.rules.is_menu_undo_step(before.game, self.table.game, key):
-                self.undo_stack.append((before, dict(menu.items).get(key, key)))   # one step of its own
+            self._menu_choice(key, dict(menu.items).get(key, key), t)
 
     def new_game(self) -> None:
-        """Start over with the same players and options (the next seed: a new shuffle)."""
+        """Start over with the same players and options (the next seed: a new shuffle). Undo
+        brings the game before back, as it was."""
+        self._before_new("New game")
         self.games_played += 1
         game = self.rules.started(
             self.rules.new_game(self.players, self.options, self.seed + self.games_played), self.clock)
         self.table = Table(game, rand.seed_state(self.seed + self.games_played, 1))
-        self.undo_stack.clear()
         self._cleared()
         self.notice = "New game"

@@ -24,7 +24,7 @@ from ..core.events import (Action, Buzz, Dial, HallStep, Judge, MenuChoice, Play
 from ..core.frozen import replace
 from . import brain_bank as bb
 from . import round_guide as rg
-from .base import NO_EFFECTS, Effects, Game, check_known, opt_choice, opt_int, opt_player
+from .base import NO_EFFECTS, Effects, Game, Option, check_known, opt_choice, opt_int, opt_player
 
 STEPS_PER_TURN = 4
 MAX_HAND = 30
@@ -189,6 +189,11 @@ class AllWoundUpGame(Game):
     min_players = 2
     max_players = 4
     option_names = frozenset({"direction", "tolerance_steps", "settle_ms", "max_target", "first_dealer"})
+    options = (Option("direction", "Winding direction", "choice", "cw", choices=("cw", "ccw")),
+               Option("tolerance_steps", "Tolerance (quarter turns)", "int", 1, 0, 8),
+               Option("settle_ms", "Stop after still (ms)", "int", 1500, 100, 10000, 100),
+               Option("max_target", "Most turns a card asks", "int", 6, 1, 12),
+               Option("first_dealer", "First dealer", "player"))
 
     def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> AllWoundUp:
         check_known(options, self.option_names)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.game import NO_EFFECTS, Effects, Game
+from ..core.game import NO_EFFECTS, Effects, Game, Option
 
-__all__ = ["NO_EFFECTS", "Effects", "Game", "OptionError", "check_known", "most", "opt_choice",
-           "opt_int", "opt_names", "opt_number", "opt_player", "opt_settle_ms"]
+__all__ = ["NO_EFFECTS", "Effects", "Game", "Option", "OptionError", "check_known", "most", "opt_choice",
+           "opt_int", "opt_names", "opt_number", "opt_player", "opt_settle_ms", "SETTLE_OPTION"]
 
 
 class OptionError(ValueError):
@@ -59,6 +59,9 @@ def opt_names(options: Mapping[str, Any], key: str, default: Sequence[str], leas
             or not all(isinstance(v, str) and v.strip() for v in value) or len(set(value)) != len(value)):
         raise OptionError(f"options.{key}: must be a list of at least {least} unique non-empty names")
     return tuple(value)
+
+
+SETTLE_OPTION = Option("settle_ms", "Settle window (ms)", "int", 2, 0, 100)
 
 
 def opt_settle_ms(options: Mapping[str, Any], default: float = 2.0) -> float:

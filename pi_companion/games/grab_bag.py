@@ -13,8 +13,8 @@ from typing import Any, Mapping
 from ..core import rand
 from ..core.events import Action, Buzz, Judge, Sound, Verdict
 from ..core.frozen import replace
-from .base import (NO_EFFECTS, Effects, Game, check_known, most, opt_choice, opt_int, opt_names,
-                   opt_player, opt_settle_ms)
+from .base import (NO_EFFECTS, SETTLE_OPTION, Effects, Game, Option, check_known, most, opt_choice,
+                   opt_int, opt_names, opt_player, opt_settle_ms)
 
 VARIANTS = ("standard", "all-seekers", "strict")
 PIECES = ("star", "heart", "moon", "car", "fish", "bell",
@@ -55,6 +55,10 @@ class GrabBagGame(Game):
     min_players = 2
     max_players = 4
     option_names = frozenset({"variant", "cards", "first_grab_master", "settle_ms", "pieces"})
+    options = (Option("variant", "Variant", "choice", None, choices=VARIANTS),
+               Option("cards", "Cards", "int", 12, 1, 200),
+               Option("first_grab_master", "First Grab Master", "player"),
+               SETTLE_OPTION)
 
     def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> GrabBag:
         check_known(options, self.option_names)

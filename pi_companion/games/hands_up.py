@@ -17,8 +17,8 @@ from typing import Any, Mapping
 
 from ..core.events import Action, Buzz, BuzzOpened, Dial, Judge, MenuChoice, Sound, Tick, Verdict
 from ..core.frozen import replace
-from .base import (NO_EFFECTS, Effects, Game, OptionError, check_known, opt_choice, opt_int,
-                   opt_settle_ms)
+from .base import (NO_EFFECTS, SETTLE_OPTION, Effects, Game, Option, OptionError, check_known,
+                   opt_choice, opt_int, opt_settle_ms)
 
 MODES = ("classic", "quick")
 MAX_CARDS = 200
@@ -126,6 +126,11 @@ class HandsUpGame(Game):
     min_players = 2
     max_players = 8
     option_names = frozenset({"mode", "cards", "beat_ms", "settle_ms"})
+    options = (Option("mode", "Mode", "choice", "classic", choices=MODES),
+               Option("cards", "Cards", "int", 60, 2, MAX_CARDS, lo_players=True),
+               Option("beat_ms", "Beat (ms)", "int", 2000, BEAT_MIN_MS, BEAT_MAX_MS, 100,
+                      zero="0: no beat, YES flips"),
+               SETTLE_OPTION)
 
     def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> HandsUp:
         check_known(options, self.option_names)

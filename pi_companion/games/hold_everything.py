@@ -16,7 +16,7 @@ from typing import Any
 from ..core import rand
 from ..core.events import Action, Dial, Judge, MenuChoice, PlayerHold, PlayerPress, Sound, Tick, Verdict
 from ..core.frozen import replace
-from .base import NO_EFFECTS, Effects, Game, OptionError, check_known, opt_names, opt_player
+from .base import NO_EFFECTS, Effects, Game, Option, OptionError, check_known, opt_names, opt_player
 
 FIELD_CARDS = 15                 # the playing-field cards laid out in a circle; the start card is 0
 DEALT = 3                        # object cards each player takes at the start
@@ -88,6 +88,7 @@ class HoldEverythingGame(Game):
     min_players = 2
     max_players = 8
     option_names = frozenset({"objects", "first_player"})
+    options = (Option("first_player", "First player", "player"),)
 
     def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> HoldEverything:
         check_known(options, self.option_names)

@@ -15,7 +15,7 @@ from typing import Any
 from ..core import rand
 from ..core.events import Action, Dial, Judge, MenuChoice, PlayerPress, Sound, Tick, Verdict
 from ..core.frozen import replace
-from .base import NO_EFFECTS, Effects, Game, check_known, most, opt_player
+from .base import NO_EFFECTS, Effects, Game, Option, check_known, most, opt_player
 
 STEP_FT = 5                      # one encoder detent
 HINDRANCE_FT = 10                # each Panic or Shark still on a diver at the end
@@ -71,6 +71,7 @@ class HoldYourBreathGame(Game):
     min_players = 2
     max_players = 4
     option_names = frozenset({"first_player"})
+    options = (Option("first_player", "First player", "player"),)
 
     def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> HoldYourBreath:
         check_known(options, self.option_names)

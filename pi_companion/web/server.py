@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from ..games import registry
 from ..hub import token_text_ok
 from .gate import BACKLOG, IDLE_S, LISTEN_QUEUE, Gate
 
@@ -324,6 +325,10 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
         return web.json_response({"ok": bool(reply.get("ok")), "error": reply.get("error", "")},
                                  status=status)
 
+    async def games(request: web.Request) -> web.Response:
+        # The host's remote builds its game and option controls from what each game declares.
+        return web.json_response(_games())
+
     async def history(request: web.Request) -> web.Response:
         from .history import history_page
         text = await asyncio.get_running_loop().run_in_executor(None, history_page, Path(state_dir))
@@ -355,6 +360,7 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
     app.router.add_get("/ws", ws_handler)
     app.router.add_post("/api/command", command)
     app.router.add_get("/history", history)
+    app.router.add_get("/api/games", games)
     return app
 
 
@@ -373,6 +379,12 @@ async def _drain(ws: web.WebSocketResponse) -> None:
 
 
 _CACHE: dict[str, str] = {}
+
+
+def _games() -> list[dict[str, Any]]:
+    """Every game with its player range and declared options (games/*.py: `options`)."""
+    return [{"name": g.name, "title": g.title, "min_players": g.min_players, "max_players": g.max_players,
+             "options": [o.as_json() for o in g.options]} for g in registry.catalogue()]
 
 
 def _static(name: str) -> str:
