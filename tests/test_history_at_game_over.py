@@ -92,3 +92,18 @@ def test_a_copy_the_disk_refuses_loses_nothing(tmp_path, monkeypatch, caplog):
         files = history_files(state / "history")
         assert len(files) == 1 and files[0].read_bytes().startswith(log_now), sorted(str(p) for p in state.rglob("*"))
         assert history(state)[0][0]["over"]
+
+
+def test_a_restart_keeps_the_finished_games_copy(tmp_path):
+    """At start the box removes a copy that undo of New game left in history/ (a power cut
+    between its rename and its unlink): the newest history file whose bytes all begin
+    current.log. The finished game's own copy is such a prefix too, and must stay listed."""
+    state = tmp_path / "state"
+    with live_box(state, "grab-bag", {"cards": 3}, web=False) as live:
+        play_to_the_end(live)
+        listed(live, ["game-000001"])
+        name = history_files(state / "history")[0].name
+    with live_box(state, "grab-bag", {"cards": 3}, web=False) as live:   # the box starts again
+        assert live.box.engine.rules.is_over(live.box.engine.game)
+        assert [p.name for p in history_files(state / "history")] == [name]
+        assert history(state)[0][0]["file"] == name
