@@ -31,8 +31,8 @@ from .core.frozen import replace       # dataclasses.replace without its field w
 from .core.records import advance_record, header_seats, quantize, to_record
 from .games import registry
 from .hw.display import Display
-from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, RawEdge, build_inputs, player_lines, reading_levels,
-                        reading_pressed)
+from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, QUIET_NAMES, Inbox, RawEdge, build_inputs, player_lines,
+                        reading_levels, reading_pressed)
 from .hw.outputs import Leds, Piezo
 from .link import proto
 from .link.mailbox import PuckMailbox
@@ -118,7 +118,8 @@ class Box:
         self.asked_to_stop = False
         self.on_draw: Callable[["Box", Any], None] | None = None   # the web hub's snapshot
         self.web_links = ("", "")       # the big screen's address and the host's link (OLED QR)
-        self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
+        self.inbox = Inbox()      # the loop's queue (hall edges may wait for the next frame)
+        self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = self.inbox
         pins = config.pin_map()
         # Every player button and LED the pin map has, not only the config's players': the
         # players can change (MENU > Players, a resumed log); a button beyond them does nothing.
@@ -145,6 +146,8 @@ class Box:
         self._frame_next = 0.0        # time.monotonic() before which no frame is drawn
         self._frame_waits = False     # a frame waits for the log: the writer wakes the loop
         self._frame_give_up: float | None = None   # ... until then (the disk is not responding)
+        self.spinning = False         # hall edges came since the last frame: the next ones wait
+                                      # for the next frame's time instead of waking the loop
         if store is not None:
             store.on_settled = self._log_settled
         # --- end frames
@@ -379,6 +382,8 @@ class Box:
         if raw.name in BUTTON_NAMES:
             return Edge(t, raw.name, raw.active)
         sensor = raw.name[-1]
+        if raw.name in QUIET_NAMES:
+            self.spinning = True
         if raw.name.startswith("ENC"):
             return EncoderLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
         return HallLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
@@ -457,9 +462,20 @@ class Box:
                 return True
             if wait is None or hold < wait:   # the frame's time comes first: wake for it
                 wait, timer = hold, False
+            self.inbox.snooze()        # (#27 item 3) the spin's edges wait for the frame
+        elif self.spinning:            # a spin: its next edges wait for the next frame's time
+            hold = self._frame_next - time.monotonic()
+            if hold > 0:
+                if wait is None or hold < wait:
+                    wait, timer = hold, False
+                self.inbox.snooze()
+            else:
+                self.spinning = False
         try:
             item = self.queue.get(timeout=wait)
         except queue.Empty:
+            if not self.inbox.wake() and not self.stale:
+                self.spinning = False  # the spin has stopped: the next edge wakes the loop
             if self.queue.empty():     # (an edge queued as the wait ran out still counts first)
                 if timer:
                     self.handle(TIMER)
@@ -468,6 +484,8 @@ class Box:
                     self.stale = True  # the display may be back: draw to find out
                 return True
             item = self.queue.get_nowait()
+        else:
+            self.inbox.wake()
         if item is None:
             return False
         self.handle(item)
