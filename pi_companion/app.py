@@ -474,7 +474,7 @@ class Box:
         try:
             item = self.queue.get(timeout=wait)
         except queue.Empty:
-            if not self.inbox.wake() and not self.stale:
+            if self.inbox.snoozing and not self.inbox.wake() and not self.stale:
                 self.spinning = False  # the spin has stopped: the next edge wakes the loop
             if self.queue.empty():     # (an edge queued as the wait ran out still counts first)
                 if timer:
@@ -485,7 +485,8 @@ class Box:
                 return True
             item = self.queue.get_nowait()
         else:
-            self.inbox.wake()
+            if self.inbox.snoozing:
+                self.inbox.wake()
         if item is None:
             return False
         self.handle(item)
