@@ -451,6 +451,7 @@ class Box:
         """One pass of the loop: draw if idle, else wait for an input or the next timer and
         handle it. False when asked to stop."""
         wait, timer = self._wait()
+        snooze = False
         # Draw unless an engine timer is due this instant. A wait of 0 for the display's retry
         # must draw (the draw is the retry): skipping it left the retry due forever, and the
         # loop spun a whole core whenever the display was missing.
@@ -462,15 +463,19 @@ class Box:
                 return True
             if wait is None or hold < wait:   # the frame's time comes first: wake for it
                 wait, timer = hold, False
-            self.inbox.snooze()        # (#27 item 3) the spin's edges wait for the frame
+            snooze = True              # (#27 item 3) the spin's edges wait for the frame
         elif self.spinning:            # a spin: its next edges wait for the next frame's time
             hold = self._frame_next - time.monotonic()
             if hold > 0:
                 if wait is None or hold < wait:
                     wait, timer = hold, False
-                self.inbox.snooze()
+                snooze = True
             else:
                 self.spinning = False
+        if snooze:
+            self.inbox.snooze()
+        elif self.inbox.snoozing:      # edges left in the tray when a frame was drawn: now
+            self.inbox.wake()
         try:
             item = self.queue.get(timeout=wait)
         except queue.Empty:
@@ -485,7 +490,10 @@ class Box:
                 return True
             item = self.queue.get_nowait()
         else:
-            if self.inbox.snoozing:
+            # The log's word that a waiting frame's records are durable: draw that frame before
+            # the edges in the tray (taking them first would make it wait again, and chase
+            # the log's writer edge by edge).
+            if self.inbox.snoozing and not isinstance(item, FrameWake):
                 self.inbox.wake()
         if item is None:
             return False
@@ -524,7 +532,7 @@ class Box:
         """On the log's writer thread: records became durable (or the log has a problem)."""
         if self._frame_waits:
             self._frame_waits = False
-            self.queue.put(FRAME_WAKE)
+            self.inbox.ring(FRAME_WAKE)       # not an input: the hall's tray stays (#27 item 3)
     # --- end frames
 
     def pump(self) -> int:

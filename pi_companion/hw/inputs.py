@@ -52,6 +52,11 @@ class Inbox(queue.SimpleQueue):  # type: ignore[type-arg]
                 self._move_tray()
             super().put(item)
 
+    def ring(self, item: Any) -> None:
+        """Put `item` on the queue and leave the tray as it is: for a wake that is not an input
+        (nothing's order depends on it)."""
+        super().put(item)
+
     def snooze(self) -> None:
         """The loop is about to wait for its frame's time: quiet edges wait in the tray."""
         self.snoozing = True
