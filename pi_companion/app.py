@@ -27,14 +27,14 @@ from .core.records import SEATS
 from .core.engine import Engine, fold_records
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, Pending,
                           PuckStatus, Request, Resume, Sound)
-from .core.frozen import replace       # dataclasses.replace without its field walk (per input)
+from .core.frozen import realize_all, replace   # replace: dataclasses.replace without its field
+                                                # walk (per input)
 from .core.records import advance_record, header_seats, quantize, to_record
 from .games import registry
 from .hw.display import Display
 from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, QUIET_NAMES, Inbox, RawEdge, build_inputs, player_lines,
                         reading_levels, reading_pressed)
 from .hw.outputs import Leds, Piezo
-from .link import proto
 from .link.mailbox import PuckMailbox
 from .store import GameLog
 from .ui.canvas import banner
@@ -146,6 +146,7 @@ class Box:
         self._frame_next = 0.0        # time.monotonic() before which no frame is drawn
         self._frame_waits = False     # a frame waits for the log: the writer wakes the loop
         self._frame_give_up: float | None = None   # ... until then (the disk is not responding)
+        self._realized = False        # realize_all has run (after the first frame)
         self.spinning = False         # hall edges came since the last frame: the next ones wait
                                       # for the next frame's time instead of waking the loop
         if store is not None:
@@ -175,6 +176,7 @@ class Box:
         self.puck.start()
 
     def _puck_message(self, msg: Any) -> None:
+        from .link import proto       # deferred: only a box with a puck (its CRC table: #27 item 4)
         now = self.now()
         if isinstance(msg, proto.Hello):
             if msg.boot_id == self._puck_hello:    # asked again, same boot: nothing new
@@ -698,6 +700,9 @@ class Box:
             self.on_draw(self, frame)
         if self.display.show(frame, self.now()) and self.on_frame is not None:
             self.on_frame(frame)
+        if not self._realized:        # start-up work deferred past READY (#27 item 4): the
+            self._realized = True     # event classes not made yet, made before a press needs them
+            realize_all()
 
     def close(self) -> None:
         """Stop the loop, release the hardware, then close the game log. A part that fails to
