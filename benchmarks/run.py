@@ -64,6 +64,12 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
+# Goals issue 27 retired (none is something a player can feel; docs/performance.md, "Retired
+# goals"): their rows still print the figure beside its baseline, with the old target in
+# brackets and no verdict.
+RETIRED = "retired"
+
+
 def latency_text(s: dict[str, float]) -> str:
     return f"{ms(s['p50_ms'])} / {ms(s['p99_ms'])} / {ms(s['max_ms'])} ms"
 
@@ -104,12 +110,11 @@ def rows(r: dict[str, Any]) -> list[Row]:
         d = lat["daemon"]
         goal = d["settle_ms"] + 0.5
         out.append(("2 press->LED, daemon config", latency_text(d) + f" (n={d['n']})",
-                    f"gpiozero when_pressed->LED {latency_text(lat['floor'])}", f"p99 <= {goal:.1f} ms",
-                    verdict(d["p99_ms"] <= goal), ""))
+                    f"gpiozero when_pressed->LED {latency_text(lat['floor'])}", f"(p99 <= {goal:.1f} ms)",
+                    RETIRED, ""))
         out.append(("  loop CPU per decision", f"p50 {ms(d['cpu_p50_ms'])} / p99 {ms(d['cpu_p99_ms'])} ms",
-                    "(press, window close, 2 fsynced records, LEDs)", "<= 0.15 ms",
-                    verdict(d["cpu_p50_ms"] <= 0.15),
-                    zero(d["cpu_p50_ms"] * k, "ms", d["cpu_p50_ms"] * k <= 1.5)))
+                    "(press, window close, 2 fsynced records, LEDs)", "(<= 0.15 ms)", RETIRED,
+                    zero(d["cpu_p50_ms"] * k, "ms", True)))
         if "cpu_wait_floor_p50_ms" in d:
             out.append(("  of it: the two waits alone", f"p50 {ms(d['cpu_wait_floor_p50_ms'])} ms",
                         f"a thread woken by a put, then a {d['settle_ms']:g} ms timed wait, nothing "
@@ -205,8 +210,7 @@ def rows(r: dict[str, Any]) -> list[Row]:
             every = hh["frames_drawn"] * dd["full_frame_ms"][c] / 1000
             out.append((label, f"{hh['ours']['bus_s']:.2f} s, {hh['ours']['transfers']:,} transfers",
                         f"luma + skip {hh['luma']['bus_s']:.2f} s ({pct(hh['share'])}); luma every frame "
-                        f"{every:.1f} s ({pct(hh['ours']['bus_s'] / every)})", "<= 25 %",
-                        verdict(hh["share"] <= 0.25), ""))
+                        f"{every:.1f} s ({pct(hh['ours']['bus_s'] / every)})", "(<= 25 %)", RETIRED, ""))
         if "worst_case_ms" in dd:
             for c in DRIVERS_SHOWN:
                 hh = dd["hands_up_hour"][c]
@@ -222,8 +226,8 @@ def rows(r: dict[str, Any]) -> list[Row]:
                            ("wind_count", "  a live wind count")):
             u = dd["typical"][key]
             out.append((label, f"{ms(u['ours_bus_ms'])} ms, {u['ours_transfers']} transfers ({pct(u['share'])})",
-                        f"luma {ms(u['luma_bus_ms'])} ms; {u['changed_bytes']} B differ", "<= 25 %",
-                        verdict(u["share"] <= 0.25), ""))
+                        f"luma {ms(u['luma_bus_ms'])} ms; {u['changed_bytes']} B differ", "(<= 25 %)",
+                        RETIRED, ""))
     if "resume" in r:
         z = r["resume"]
         for size, goal in (("100000", 1.0), ("600000", None), ("1000000", None)):
