@@ -116,7 +116,8 @@ def test_the_inbox_keeps_arrival_order_when_hall_edges_wait():
     inbox.put("press")                 # moves the waiting edges onto the queue first
     inbox.put_quiet("hall 3")
     assert inbox.qsize() == 4          # hall 3 waits in the tray, not on the queue
-    assert inbox.wake() == 1
+    inbox.put_nowait("command")        # (SimpleQueue's put_nowait would skip the tray)
+    assert inbox.wake() == 0
     inbox.put_quiet("hall 4")          # awake: straight onto the queue
     got = [inbox.get_nowait() for _ in range(inbox.qsize())]
-    assert got == ["before", "hall 1", "hall 2", "press", "hall 3", "hall 4"]
+    assert got == ["before", "hall 1", "hall 2", "press", "hall 3", "command", "hall 4"]

@@ -43,6 +43,9 @@ class Inbox(queue.SimpleQueue):  # type: ignore[type-arg]
                 self._move_tray()
             super().put(item)
 
+    def put_nowait(self, item: Any) -> None:
+        self.put(item)
+
     def put_quiet(self, item: Any) -> None:
         with self._lock:
             if self.snoozing:
