@@ -110,7 +110,8 @@ def loop_cpu(box: Any) -> float:
     return time.clock_gettime(time.pthread_getcpuclockid(box.thread.ident))
 
 
-def paced(n: int, rate: float, *, coalesce: bool, frames_drawn: bool = True) -> dict[str, Any]:
+def paced(n: int, rate: float, *, coalesce: bool, frames_drawn: bool = True,
+          tray: bool = True) -> dict[str, Any]:
     """The daemon's configuration (the log on a real file, luma's dummy OLED) fed `rate` hall
     edges a second: the loop thread's CPU time per edge, from before the first edge to the frame
     that shows the last count. `coalesce` False: every edge draws its own frame and renders
@@ -125,6 +126,8 @@ def paced(n: int, rate: float, *, coalesce: bool, frames_drawn: bool = True) -> 
     frames: list[int] = []
     b.on_frame = lambda _: frames.append(b.engine.game.check.steps if b.engine.game.check else -1)
     saved_digits = canvas.DIGIT_CACHE
+    if not tray:
+        b.inbox.snooze = lambda: None  # type: ignore[method-assign]
     if not coalesce:
         b.frame_s = 0.0
         canvas.DIGIT_CACHE = False
@@ -140,18 +143,22 @@ def paced(n: int, rate: float, *, coalesce: bool, frames_drawn: bool = True) -> 
         wait_for(lambda: b.handled >= 2 and not b.stale)
         time.sleep(0.1)
         before, shown, cpu0 = b.handled, len(frames), loop_cpu(b)
+        pin_cpu = 0.0
         start = time.perf_counter()
         for i in range(n):
             due = start + i / rate
             pause = due - time.perf_counter()
             if pause > 0:
                 time.sleep(pause)
+            c = time.thread_time()
             drive[FORWARD[i % 4]]()
+            pin_cpu += time.thread_time() - c
         wait_for(lambda: b.handled - before >= n and not b.stale and frames and frames[-1] == n,
                  timeout=60)
         cpu = loop_cpu(b) - cpu0
         steps = b.engine.game.check.steps
         return {"edges": n, "rate": rate, "loop_cpu_per_edge_ms": 1000 * cpu / n,
+                "pin_cpu_per_edge_ms": 1000 * pin_cpu / n,
                 "frames": len(frames) - shown, "last_frame_count": frames[-1], "lost_steps": n - steps}
     finally:
         canvas.DIGIT_CACHE = saved_digits
@@ -180,12 +187,15 @@ def run() -> dict[str, Any]:
 
 
 def spin() -> dict[str, Any]:
-    """A fast hand's spin, before and after #27 item 3, interleaved in the same run."""
+    """A fast hand's spin, before and after #27 item 3, interleaved in the same run: every
+    edge drawn (before), frames coalesced with the hall edges waiting for them (now), frames
+    coalesced but every edge waking the loop (before the inbox's tray), no frames at all."""
     runs: dict[str, list[dict[str, Any]]] = {"spin_every_edge": [], "spin_coalesced": [],
-                                             "spin_no_frames": []}
+                                             "spin_no_tray": [], "spin_no_frames": []}
     for _ in range(SPIN_ROUNDS):
         runs["spin_every_edge"].append(paced(PACED_EDGES, HAND_FAST_EDGES_PER_S, coalesce=False))
         runs["spin_coalesced"].append(paced(PACED_EDGES, HAND_FAST_EDGES_PER_S, coalesce=True))
+        runs["spin_no_tray"].append(paced(PACED_EDGES, HAND_FAST_EDGES_PER_S, coalesce=True, tray=False))
         runs["spin_no_frames"].append(paced(PACED_EDGES, HAND_FAST_EDGES_PER_S, coalesce=True,
                                             frames_drawn=False))
     out: dict[str, Any] = {}

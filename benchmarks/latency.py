@@ -199,7 +199,7 @@ def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,
     cpu_queue = CpuQueue(box.queue, box)
     box.queue = cpu_queue                            # type: ignore[assignment]
     for device in box.inputs.values():
-        device.sink = cpu_queue
+        device.post = cpu_queue.put                  # (the hall: no tray; Grab Bag has no spin)
     watch = LedWatch(factory, blank_after=not daemon, cpu_queue=cpu_queue)
     rng = random.Random(11)
     out: list[float] = []

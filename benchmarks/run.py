@@ -64,6 +64,12 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
+# Goals issue 27 retired (none is something a player can feel; docs/performance.md, "Retired
+# goals"): their rows still print the figure beside its baseline, with the old target in
+# brackets and no verdict.
+RETIRED = "retired"
+
+
 def latency_text(s: dict[str, float]) -> str:
     return f"{ms(s['p50_ms'])} / {ms(s['p99_ms'])} / {ms(s['max_ms'])} ms"
 
@@ -104,12 +110,11 @@ def rows(r: dict[str, Any]) -> list[Row]:
         d = lat["daemon"]
         goal = d["settle_ms"] + 0.5
         out.append(("2 press->LED, daemon config", latency_text(d) + f" (n={d['n']})",
-                    f"gpiozero when_pressed->LED {latency_text(lat['floor'])}", f"p99 <= {goal:.1f} ms",
-                    verdict(d["p99_ms"] <= goal), ""))
+                    f"gpiozero when_pressed->LED {latency_text(lat['floor'])}", f"(p99 <= {goal:.1f} ms)",
+                    RETIRED, ""))
         out.append(("  loop CPU per decision", f"p50 {ms(d['cpu_p50_ms'])} / p99 {ms(d['cpu_p99_ms'])} ms",
-                    "(press, window close, 2 fsynced records, LEDs)", "<= 0.15 ms",
-                    verdict(d["cpu_p50_ms"] <= 0.15),
-                    zero(d["cpu_p50_ms"] * k, "ms", d["cpu_p50_ms"] * k <= 1.5)))
+                    "(press, window close, 2 fsynced records, LEDs)", "(<= 0.15 ms)", RETIRED,
+                    zero(d["cpu_p50_ms"] * k, "ms", True)))
         if "cpu_wait_floor_p50_ms" in d:
             out.append(("  of it: the two waits alone", f"p50 {ms(d['cpu_wait_floor_p50_ms'])} ms",
                         f"a thread woken by a put, then a {d['settle_ms']:g} ms timed wait, nothing "
@@ -156,9 +161,16 @@ def rows(r: dict[str, Any]) -> list[Row]:
                     f"{x:.3f} ms ({c['frames']} frames, 1/{1 / h['spin_frame_s']:.0f} s; last shows {c['last_frame_count']}"
                     f"/{c['edges']})",
                     f"every edge drawn {e['loop_cpu_per_edge_ms']:.3f} ms ({e['frames']} frames); "
-                    f"edges alone {f['loop_cpu_per_edge_ms']:.3f} ms", "<= 0.1 ms",
+                    + (f"every edge waking the loop {h['spin_no_tray']['loop_cpu_per_edge_ms']:.3f} ms; "
+                       if "spin_no_tray" in h else "")
+                    + f"edges alone {f['loop_cpu_per_edge_ms']:.3f} ms", "<= 0.1 ms",
                     verdict(x <= 0.1 and c["lost_steps"] == 0 and c["last_frame_count"] == c["edges"]),
                     zero(x * k, "ms", x * k <= 1.0, "{:.2f}")))
+        if "pin_cpu_per_edge_ms" in c:
+            out.append(("  of a spin: the pin callbacks",
+                        f"{c['pin_cpu_per_edge_ms']:.3f} ms CPU per edge, the driving thread",
+                        "gpiozero's mock pin machinery + the device's callback + the hand-over", "", "",
+                        zero(c["pin_cpu_per_edge_ms"] * k, "ms", True, "{:.2f}")))
     if "latency" in r and "sync_delay" in r["latency"]:
         rows = r["latency"]["sync_delay"]
         base = rows["0"]
@@ -183,7 +195,7 @@ def rows(r: dict[str, Any]) -> list[Row]:
                     f"(medians of {s_['runs']})",
                     f"importing the 3 libraries {s_['floor_cpu_s']:.3f} s CPU, x{s_['cpu_ratio']:.2f} "
                     f"(runs x{min(cpu_runs):.2f}-{max(cpu_runs):.2f}); wall {s_['floor_s']:.3f} s, x{s_['ratio']:.2f}",
-                    "<= 1.5x", verdict(s_["cpu_ratio"] <= 1.5), zero(s_["ready_cpu_s"] * k, "s", True)))
+                    "<= 1.15x", verdict(s_["cpu_ratio"] <= 1.15), zero(s_["ready_cpu_s"] * k, "s", True)))
         out.append(("  our modules imported", f"{s_['our_imports_cpu_s']:.3f} s CPU; wall {s_['our_imports_s']:.3f} s",
                     "(where the gap is)", "", "", ""))
         rss = s_["peak_rss_kb"] / 1024
@@ -198,8 +210,7 @@ def rows(r: dict[str, Any]) -> list[Row]:
             every = hh["frames_drawn"] * dd["full_frame_ms"][c] / 1000
             out.append((label, f"{hh['ours']['bus_s']:.2f} s, {hh['ours']['transfers']:,} transfers",
                         f"luma + skip {hh['luma']['bus_s']:.2f} s ({pct(hh['share'])}); luma every frame "
-                        f"{every:.1f} s ({pct(hh['ours']['bus_s'] / every)})", "<= 25 %",
-                        verdict(hh["share"] <= 0.25), ""))
+                        f"{every:.1f} s ({pct(hh['ours']['bus_s'] / every)})", "(<= 25 %)", RETIRED, ""))
         if "worst_case_ms" in dd:
             for c in DRIVERS_SHOWN:
                 hh = dd["hands_up_hour"][c]
@@ -215,8 +226,8 @@ def rows(r: dict[str, Any]) -> list[Row]:
                            ("wind_count", "  a live wind count")):
             u = dd["typical"][key]
             out.append((label, f"{ms(u['ours_bus_ms'])} ms, {u['ours_transfers']} transfers ({pct(u['share'])})",
-                        f"luma {ms(u['luma_bus_ms'])} ms; {u['changed_bytes']} B differ", "<= 25 %",
-                        verdict(u["share"] <= 0.25), ""))
+                        f"luma {ms(u['luma_bus_ms'])} ms; {u['changed_bytes']} B differ", "(<= 25 %)",
+                        RETIRED, ""))
     if "resume" in r:
         z = r["resume"]
         for size, goal in (("100000", 1.0), ("600000", None), ("1000000", None)):

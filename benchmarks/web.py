@@ -171,7 +171,7 @@ def watch_queue(box: Any) -> None:
     harness.make_box: no sound is measured here)."""
     box.queue = WaitWatch(box.queue)
     for device in box.inputs.values():
-        device.sink = box.queue
+        device.post = box.queue.put
     box.piezo.play = box.piezo.played.append
 
 

@@ -27,14 +27,14 @@ from .core.records import SEATS
 from .core.engine import Engine, fold_records
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, Pending,
                           PuckStatus, Request, Resume, Sound)
-from .core.frozen import replace       # dataclasses.replace without its field walk (per input)
+from .core.frozen import realize_all, replace   # replace: dataclasses.replace without its field
+                                                # walk (per input)
 from .core.records import advance_record, header_seats, quantize, to_record
 from .games import registry
 from .hw.display import Display
-from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, RawEdge, build_inputs, player_lines, reading_levels,
-                        reading_pressed)
+from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, QUIET_NAMES, Inbox, RawEdge, build_inputs, player_lines,
+                        reading_levels, reading_pressed)
 from .hw.outputs import Leds, Piezo
-from .link import proto
 from .link.mailbox import PuckMailbox
 from .core.table import GameBefore
 from .store import Damaged, GameLog, open_log
@@ -121,7 +121,8 @@ class Box:
         self.asked_to_stop = False
         self.on_draw: Callable[["Box", Any], None] | None = None   # the web hub's snapshot
         self.web_links: tuple[str, ...] = ("", "")      # the big screen's address and the host's link (OLED QR)
-        self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = queue.SimpleQueue()
+        self.inbox = Inbox()      # the loop's queue (hall edges may wait for the next frame)
+        self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = self.inbox
         pins = config.pin_map()
         # Every player button and LED the pin map has, not only the config's players': the
         # players can change (MENU > Players, a resumed log); a button beyond them does nothing.
@@ -148,6 +149,9 @@ class Box:
         self._frame_next = 0.0        # time.monotonic() before which no frame is drawn
         self._frame_waits = False     # a frame waits for the log: the writer wakes the loop
         self._frame_give_up: float | None = None   # ... until then (the disk is not responding)
+        self._realized = False        # realize_all has run (after the first frame)
+        self.spinning = False         # hall edges came since the last frame: the next ones wait
+                                      # for the next frame's time instead of waking the loop
         if store is not None:
             store.on_settled = self._log_settled
         # --- end frames
@@ -179,6 +183,7 @@ class Box:
         self.puck.start()
 
     def _puck_message(self, msg: Any) -> None:
+        from .link import proto       # deferred: only a box with a puck (its CRC table: #27 item 4)
         now = self.now()
         if isinstance(msg, proto.Hello):
             if msg.boot_id == self._puck_hello:    # asked again, same boot: nothing new
@@ -386,6 +391,8 @@ class Box:
         if raw.name in BUTTON_NAMES:
             return Edge(t, raw.name, raw.active)
         sensor = raw.name[-1]
+        if raw.name in QUIET_NAMES:
+            self.spinning = True
         if raw.name.startswith("ENC"):
             return EncoderLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
         return HallLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
@@ -453,6 +460,7 @@ class Box:
         """One pass of the loop: draw if idle, else wait for an input or the next timer and
         handle it. False when asked to stop."""
         wait, timer = self._wait()
+        snooze = False
         # Draw unless an engine timer is due this instant. A wait of 0 for the display's retry
         # must draw (the draw is the retry): skipping it left the retry due forever, and the
         # loop spun a whole core whenever the display was missing.
@@ -464,9 +472,24 @@ class Box:
                 return True
             if wait is None or hold < wait:   # the frame's time comes first: wake for it
                 wait, timer = hold, False
+            snooze = True              # (#27 item 3) the spin's edges wait for the frame
+        elif self.spinning:            # a spin: its next edges wait for the next frame's time
+            hold = self._frame_next - time.monotonic()
+            if hold > 0:
+                if wait is None or hold < wait:
+                    wait, timer = hold, False
+                snooze = True
+            else:
+                self.spinning = False
+        if snooze:
+            self.inbox.snooze()
+        elif self.inbox.snoozing:      # edges left in the tray when a frame was drawn: now
+            self.inbox.wake()
         try:
             item = self.queue.get(timeout=wait)
         except queue.Empty:
+            if self.inbox.snoozing and not self.inbox.wake() and not self.stale:
+                self.spinning = False  # the spin has stopped: the next edge wakes the loop
             if self.queue.empty():     # (an edge queued as the wait ran out still counts first)
                 if timer:
                     self.handle(TIMER)
@@ -475,6 +498,12 @@ class Box:
                     self.stale = True  # the display may be back: draw to find out
                 return True
             item = self.queue.get_nowait()
+        else:
+            # The log's word that a waiting frame's records are durable: draw that frame before
+            # the edges in the tray (taking them first would make it wait again, and chase
+            # the log's writer edge by edge).
+            if self.inbox.snoozing and not isinstance(item, FrameWake):
+                self.inbox.wake()
         if item is None:
             return False
         self.handle(item)
@@ -512,7 +541,7 @@ class Box:
         """On the log's writer thread: records became durable (or the log has a problem)."""
         if self._frame_waits:
             self._frame_waits = False
-            self.queue.put(FRAME_WAKE)
+            self.inbox.ring(FRAME_WAKE)       # not an input: the hall's tray stays (#27 item 3)
     # --- end frames
 
     def pump(self) -> int:
@@ -746,6 +775,9 @@ class Box:
             self.on_draw(self, frame)
         if self.display.show(frame, self.now()) and self.on_frame is not None:
             self.on_frame(frame)
+        if not self._realized:        # start-up work deferred past READY (#27 item 4): the
+            self._realized = True     # event classes not made yet, made before a press needs them
+            realize_all()
 
     def close(self) -> None:
         """Stop the loop, release the hardware, then close the game log. A part that fails to

@@ -22,7 +22,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -30,10 +30,12 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from .app import Box
 from .config import Config, ConfigError, check_buttons, check_game, load_config_arg
 from .games import registry
-from .hub import Hub, board_url, socket_path
 from .hw.display import Display, open_device
-from .link.fake_puck import FakePuck
 from .store import GameLog, StateDirBusy, lock_state_dir
+
+if TYPE_CHECKING:      # imported where used: the hub (hmac, secrets: OpenSSL) only with the
+    from .hub import Hub                  # web on, the fake puck only in `simulate` (#27 item 4)
+    from .link.fake_puck import FakePuck
 
 log = logging.getLogger("pi_companion")
 __all__ = ["Assembly", "NoPins", "StateDirBusy", "assemble", "build_config", "make_display", "make_factory"]
@@ -134,6 +136,7 @@ def assemble(config: Config, *, pins: Any = "real", display: Any = "device", sto
     fake = None
     try:
         if puck == "fake":
+            from .link.fake_puck import FakePuck
             fake = FakePuck()
             config = replace(config, wind_source="puck", puck_port=fake.path)
         try:
@@ -152,6 +155,7 @@ def assemble(config: Config, *, pins: Any = "real", display: Any = "device", sto
         raise
     built = Assembly(config, box, factory, game_log, None, fake, lock)
     if hub:
+        from .hub import Hub, board_url, socket_path
         server = Hub(box, hub_path or socket_path(config.state_dir), config.state_dir,
                      board_url=board_url(config.web_port) if hub_board_url is None else hub_board_url,
                      forget=game_log.forget if game_log is not None else None)

@@ -185,3 +185,34 @@ def test_all_wound_up_guide_line_keeps_its_descender_room_whatever_the_names(tex
     render(engine)
     assert any(text.startswith("R1 ") for text, _ in text_boxes)
     assert_inside(text_boxes, f"all-wound-up with {players}")
+
+
+@pytest.mark.parametrize("text, size, width", [
+    ("0.00", 24, 100), ("12.25", 24, 100), ("100.50", 24, 100), ("3.50 to go", 10, 128),
+    ("on target: stop!", 10, 128), ("TOO MANY: 1.25 over", 10, 128), ("missed edge x3!", 10, 128)])
+def test_a_live_count_is_pillows_text_of_each_piece_at_its_pen_position(text, size, width):
+    """A live count (the wind screen's turns and status, #27 item 3) is drawn as runs: each
+    numeral a piece from the mask cache. The frame must hold exactly what Pillow's own text
+    draws for each piece, each at the pen position the pieces before it advance to, the run
+    centred on its measured box."""
+    from PIL import Image, ImageDraw
+    from pi_companion.ui import canvas
+    drawn = Image.new("1", (canvas.WIDTH, canvas.HEIGHT), 0)
+    canvas.centred_run(ImageDraw.Draw(drawn), 15, text, size, width=width)
+    face = canvas.font(size)
+    pens, pen = [], 0
+    for piece in canvas.pieces(text):
+        pens.append((pen, piece))
+        pen += int(round(face.getlength(piece)))
+    boxes = [(p + b[0], b[1], p + b[2], b[3]) for p, piece in pens
+             for b in [face.getbbox(piece, mode="1")] if b[2] > b[0]]
+    left = min(b[0] for b in boxes)
+    top = min(b[1] for b in boxes)
+    right = max(b[2] for b in boxes)
+    assert right - left <= width - 2           # drawn as runs (a wider text is drawn whole)
+    expected = Image.new("1", (canvas.WIDTH, canvas.HEIGHT), 0)
+    draw = ImageDraw.Draw(expected)
+    x, y = (width - (right - left)) // 2 - left, 15 - top
+    for p, piece in pens:
+        draw.text((x + p, y), piece, font=face, fill=1)
+    assert drawn.tobytes() == expected.tobytes()

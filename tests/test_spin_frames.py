@@ -62,3 +62,62 @@ def test_a_fast_spin_ends_on_its_exact_count_with_frames_shared(mock_factory, tm
         assert min(gaps) >= FRAME_S - 0.010, min(gaps)
     finally:
         box.close()
+
+
+class SleepCountingQueue:
+    """The box's queue, counting the loop's waits that found it empty (the loop went to sleep
+    and something had to wake it)."""
+
+    def __init__(self, real: object) -> None:
+        self.real, self.sleeps = real, 0
+
+    def get(self, block: bool = True, timeout: float | None = None) -> object:
+        if self.real.empty():
+            self.sleeps += 1
+        return self.real.get(block, timeout)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
+
+
+def test_a_spin_wakes_the_loop_per_frame_not_per_edge(mock_factory, tmp_path, monkeypatch):
+    """A spin's hall edges wait for the next frame's time instead of each waking the loop: the
+    loop's wake-ups during a spin come with its frames (about two per frame: the frame's time,
+    the log's word that its records are durable), far fewer than the edges. (A frame that
+    waited for the log and then took the tray's edges first would wait again: a chase of the
+    log's writer, several wake-ups a frame.)"""
+    real_start = Box.start
+
+    def counted_start(box: Box) -> None:
+        box.queue = SleepCountingQueue(box.queue)      # type: ignore[assignment]
+        real_start(box)
+    monkeypatch.setattr(Box, "start", counted_start)
+    edges = 402
+    box, shown, _times = spin(edges, mock_factory, tmp_path)
+    try:
+        assert wait_for(lambda: shown[-1] == edges and not box.stale, timeout=10), shown[-5:]
+        assert box.engine.game.check.steps == edges
+        sleeps = box.queue.sleeps
+        assert sleeps < edges // 3, (sleeps, len(shown))
+        assert sleeps <= 3 * len(shown) + 5, (sleeps, len(shown))   # ~2 a frame, not a chase
+    finally:
+        box.close()
+
+
+def test_the_inbox_keeps_arrival_order_when_hall_edges_wait():
+    """Edges held in the tray while the loop snoozes come out before anything put after them,
+    and after anything put before them."""
+    from pi_companion.hw.inputs import Inbox
+    inbox = Inbox()
+    inbox.put("before")
+    inbox.snooze()
+    inbox.put_quiet("hall 1")
+    inbox.put_quiet("hall 2")
+    inbox.put("press")                 # moves the waiting edges onto the queue first
+    inbox.put_quiet("hall 3")
+    assert inbox.qsize() == 4          # hall 3 waits in the tray, not on the queue
+    inbox.put_nowait("command")        # (SimpleQueue's put_nowait would skip the tray)
+    assert inbox.wake() == 0
+    inbox.put_quiet("hall 4")          # awake: straight onto the queue
+    got = [inbox.get_nowait() for _ in range(inbox.qsize())]
+    assert got == ["before", "hall 1", "hall 2", "press", "hall 3", "command", "hall 4"]

@@ -1,7 +1,9 @@
 """Events and effects: every input carries its edge timestamp `t` (seconds since game start)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from .frozen import lazy_frozen     # @dataclass(frozen=True), made on first use (start-up)
 from typing import Literal
 
 Button = str  # "P1".."P8", "YES", "NO", "MENU"
@@ -10,7 +12,7 @@ Sensor = Literal["A", "B"]
 # ---- raw inputs (what the GPIO layer, the puck link or a scenario delivers) ----
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Edge:
     """A button's contact closed (`pressed`) or opened."""
     t: float
@@ -18,14 +20,14 @@ class Edge:
     pressed: bool
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Turn:
     """One detent of the rotary encoder, +1 clockwise."""
     t: float
     delta: int
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class EncoderLevel:
     """A level change on encoder contact A or B (decoded into detents by the engine)."""
     t: float
@@ -33,7 +35,7 @@ class EncoderLevel:
     level: int
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class HallLevel:
     """A level change of hall sensor A or B."""
     t: float
@@ -41,7 +43,7 @@ class HallLevel:
     level: int
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class HallCounts:
     """Absolute counters from the wind puck; the engine turns them into steps."""
     t: float
@@ -50,7 +52,7 @@ class HallCounts:
     invalid: int
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class PuckStatus:
     """The puck was plugged in (connected, with its boot id) or unplugged."""
     t: float
@@ -58,7 +60,7 @@ class PuckStatus:
     boot_id: str = ""
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Resume:
     """The box started on this log at `t`: after a power cut (`t` is then the last logged time),
     or on a fresh log while a button was down. Whatever was in flight is over: every button is
@@ -73,7 +75,7 @@ class Resume:
     encoder: tuple[int, int] | None = None
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class HostCommand:
     """A command from the host's remote (the web page): `yes`, `no`, `special` (long YES),
     `undo`, `new`, `rename` (player index `player` to `name`), `switch` (to game `name` with
@@ -88,7 +90,7 @@ class HostCommand:
     delta: int = 0
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Pending:
     """The box looked at the player buttons as a settle window came due, at `t`: `buttons` read
     pressed although their press edge had not reached the engine (an edge in flight: the GPIO
@@ -105,14 +107,14 @@ InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus | 
 # ---- actions (what the engine hands to a game) ----
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Buzz:
     """Player `player` won the settle window: the earliest press."""
     t: float
     player: int
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class BuzzOpened:
     """An eligible press opened the settle window (Hands Up! stops its beats here)."""
     t: float
@@ -121,35 +123,35 @@ class BuzzOpened:
 Verdict = Literal["yes", "no", "special"]
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Judge:
     """Short YES (`yes`), short NO (`no`) or long YES (`special`)."""
     t: float
     verdict: Verdict
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class PlayerPress:
     """A player button press that is not a buzz (games without a race, or a closed race)."""
     t: float
     player: int
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class PlayerHold:
     """A player button held down for HOLD_S seconds."""
     t: float
     player: int
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Dial:
     """An encoder detent reaching the game."""
     t: float
     delta: int
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class HallStep:
     """A hall level change decoded: `delta` steps (-1, 0, +1), `invalid` if an edge was missed."""
     t: float
@@ -157,26 +159,26 @@ class HallStep:
     invalid: bool = False
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Tick:
     """The game's own timer (a beat, a settle) came due at `t`."""
     t: float
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class MenuChoice:
     """A game item chosen from the on-box menu."""
     t: float
     key: str
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class PuckReset:
     """The wind puck rebooted or was unplugged: a wind check in progress is void."""
     t: float
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Undone:
     """Long NO just restored the state before the last judgement, at `t`: a game whose timers
     count from past inputs (a wind check's settle) may restart them from now."""
@@ -189,13 +191,13 @@ Action = (Buzz | BuzzOpened | Judge | PlayerPress | PlayerHold | Dial | HallStep
 # ---- effects (what the box does besides redrawing) ----
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Sound:
     """Play a named short sound: buzz, correct, wrong, over, tick, ..."""
     name: str
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class Request:
     """Something only the application can do: shutdown, switch game (`options`: JSON text or "")."""
     name: str
@@ -206,7 +208,7 @@ class Request:
 Effect = Sound | Request
 
 
-@dataclass(frozen=True)
+@lazy_frozen
 class BuzzOrder:
     """The decided buzz: the winner and everyone else who pressed, with margins in ms."""
     winner: int

@@ -11,7 +11,8 @@ field values and the changes directly. Anything else, or a change naming no fiel
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+import threading
+from typing import Any, TypeVar, dataclass_transform
 
 T = TypeVar("T")
 
@@ -41,3 +42,45 @@ def replace(obj: T, /, **changes: Any) -> T:
     fresh.update(old)
     fresh.update(changes)
     return new
+
+
+# ---- frozen dataclasses made on first use (#27 item 4) ----
+# `dataclass` compiles each class's methods (`__init__`, `__repr__`, `__eq__`, `__hash__`, the
+# frozen `__setattr__`/`__delattr__`) from source text as the class is defined: for core.events'
+# two dozen classes that was most of what importing our modules cost the daemon's start-up,
+# though few of them are used before the box is READY. `lazy_frozen` defers that work to the
+# class's first instance (or `realize_all`, which the box loop runs once it has drawn its first
+# frame): until then the class has a stand-in `__init__` that makes it a dataclass and calls
+# the real one. No instance ever exists before its class is realized, so nothing that looks at
+# an instance (equality, hashing, `dataclasses.fields`, `replace`, a match) can tell.
+_LAZY: list[type] = []
+_LAZY_LOCK = threading.RLock()
+
+
+def _realize(cls: type) -> None:
+    with _LAZY_LOCK:
+        if "__dataclass_fields__" in vars(cls):
+            return
+        del cls.__init__                    # type: ignore[misc]   # the stand-in (dataclass
+        dataclasses.dataclass(frozen=True)(cls)                     # keeps a class's own __init__)
+
+
+@dataclass_transform(frozen_default=True)
+def lazy_frozen(cls: type[T]) -> type[T]:
+    """`@dataclass(frozen=True)`, made when the class is first instantiated (see above)."""
+    def stand_in(self: Any, *args: Any, **kwargs: Any) -> None:
+        _realize(cls)
+        cls.__init__(self, *args, **kwargs)
+    cls.__init__ = stand_in                  # type: ignore[method-assign]
+    _LAZY.append(cls)
+    return cls
+
+
+def realize_all() -> int:
+    """Make every `lazy_frozen` class a dataclass now (idle time, after start-up); how many."""
+    with _LAZY_LOCK:
+        pending = [cls for cls in _LAZY if "__dataclass_fields__" not in vars(cls)]
+        for cls in pending:
+            _realize(cls)
+        _LAZY.clear()
+        return len(pending)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import queue
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,6 +10,7 @@ from gpiozero import DigitalInputDevice
 
 BUTTON_NAMES = tuple(f"P{i}" for i in range(1, 9)) + ("YES", "NO", "MENU")
 LEVEL_NAMES = ("ENC_A", "ENC_B", "HALL_A", "HALL_B")
+QUIET_NAMES = ("HALL_A", "HALL_B")    # their edges may wait for the loop's next frame (`Inbox`)
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,64 @@ class RawEdge:
     active: bool
 
 
+class Inbox(queue.SimpleQueue):  # type: ignore[type-arg]
+    """The loop's queue. The hall sensors' edges (`put_quiet`) do not wake the loop while it
+    `snooze`s - it does so only until its next OLED frame is due, during a spin - but wait
+    in a tray; the loop takes them when it wakes (`wake`). Anything else put meanwhile
+    moves the tray onto the queue first, so the loop gets every item in the order it came.
+
+    A spin's edges are counted by their own timestamps whenever they are handled, and
+    nothing but the frame shows them, so taking them once per frame loses nothing and
+    saves the loop a wake-up per edge (#27 item 3: 80 edges/s against 30 frames/s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._tray: list[Any] = []
+        self.snoozing = False
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        with self._lock:
+            if self._tray:
+                self._move_tray()
+            super().put(item)
+
+    def put_nowait(self, item: Any) -> None:
+        self.put(item)
+
+    def put_quiet(self, item: Any) -> None:
+        with self._lock:
+            if self.snoozing:
+                self._tray.append(item)
+                return
+            if self._tray:
+                self._move_tray()
+            super().put(item)
+
+    def ring(self, item: Any) -> None:
+        """Put `item` on the queue and leave the tray as it is: for a wake that is not an input
+        (nothing's order depends on it)."""
+        super().put(item)
+
+    def snooze(self) -> None:
+        """The loop is about to wait for its frame's time: quiet edges wait in the tray."""
+        self.snoozing = True
+
+    def wake(self) -> int:
+        """The loop is awake: what waited in the tray goes onto the queue (how many)."""
+        with self._lock:
+            self.snoozing = False
+            n = len(self._tray)
+            if n:
+                self._move_tray()
+            return n
+
+    def _move_tray(self) -> None:
+        for item in self._tray:
+            super().put(item)
+        self._tray.clear()
+
+
 class EdgeInput(DigitalInputDevice):  # type: ignore[misc]
     """A DigitalInputDevice that queues every edge with the pin factory's ticks.
 
@@ -26,21 +86,21 @@ class EdgeInput(DigitalInputDevice):  # type: ignore[misc]
     (which the device registered itself) instead of setting `pin.when_changed`.
     """
 
-    def __init__(self, name: str, pin: int, sink: "queue.SimpleQueue[RawEdge]", *,
+    def __init__(self, name: str, pin: int, sink: Any, *,
                  pull_up: bool | None, factory: Any) -> None:
         active_state = True if pull_up is None else None
         super().__init__(pin, pull_up=pull_up, active_state=active_state, bounce_time=None,
                          pin_factory=factory)
         self.label = name
-        self.sink = sink
+        self.post = sink.put_quiet if name in QUIET_NAMES and hasattr(sink, "put_quiet") else sink.put
         self.active_level = int(self._active_state)   # the pin state that reads active (pressed)
 
     def _pin_changed(self, ticks: float, state: int) -> None:
-        self.sink.put(RawEdge(self.label, ticks, bool(self._state_to_value(state))))
+        self.post(RawEdge(self.label, ticks, bool(self._state_to_value(state))))
         super()._pin_changed(ticks, state)
 
 
-def build_inputs(pins: dict[str, int], n_players: int, sink: "queue.SimpleQueue[RawEdge]",
+def build_inputs(pins: dict[str, int], n_players: int, sink: "Inbox | queue.SimpleQueue[Any]",
                  factory: Any) -> dict[str, EdgeInput]:
     """Buttons (to ground, internal pull-up), encoder contacts (pull-up) and hall latches
     (open drain with external pull-ups: floating here)."""

@@ -7,7 +7,7 @@ again: rendering glyphs was most of a frame's CPU, and a frame is mostly the sam
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -33,14 +33,15 @@ TEXT_CACHE = True        # False: draw every string with `ImageDraw.text` (tests
 DIGIT_CACHE = True       # False: a number string not seen before is drawn whole (#27 item 3 baseline)
 
 
-def ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
+def ink(text: str, size: int) -> tuple[Image.Image, int, int, Any] | None:
     return _ink(text[:TEXT_MAX], size)
 
 
 @lru_cache(maxsize=1024)
-def _ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
+def _ink(text: str, size: int) -> tuple[Image.Image, int, int, Any] | None:
     """`text` at `size` as `ImageDraw.text` draws it at (0, 0) on a one-bit image: its ink as a
-    mask cropped to the ink, and where the mask's corner goes; None if it leaves no ink.
+    mask cropped to the ink, where the mask's corner goes, and the mask's core image (what
+    Pillow's C drawing takes: looked up once, not per paste); None if it leaves no ink.
 
     Drawn on a scratch image with a margin of a whole line on every side, so ink that
     strays outside the font's box is kept; at integer positions Pillow's text is the same
@@ -52,7 +53,9 @@ def _ink(text: str, size: int) -> tuple[Image.Image, int, int] | None:
     inked = scratch.getbbox()
     if inked is None:
         return None
-    return scratch.crop(inked), inked[0] - (pad - x0), inked[1] - (pad - y0)
+    mask = scratch.crop(inked)
+    mask.load()
+    return mask, inked[0] - (pad - x0), inked[1] - (pad - y0), mask.im
 
 
 def write(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int, fill: int = 1) -> None:
@@ -66,8 +69,14 @@ def write(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: i
         draw.text(xy, text, font=font(size), fill=fill)
         return
     drawn = ink(text, size)
-    if drawn is not None:
-        mask, dx, dy = drawn
+    if drawn is None:
+        return
+    mask, dx, dy, core = drawn
+    if draw.palette is None:
+        # What `draw.bitmap` does, without its per-call Python (load, ink lookup, the mask's
+        # `im` property): a live count is a dozen pastes a frame (#27 item 3).
+        draw.draw.draw_bitmap((x + dx, y + dy), core, draw.draw.draw_ink(fill))
+    else:
         draw.bitmap((x + dx, y + dy), mask, fill=fill)
 
 
@@ -155,25 +164,22 @@ def advance(piece: str, size: int) -> int:
     return int(round(font(size).getlength(piece)))
 
 
-def run_bbox(text: str, size: int) -> tuple[int, int, int, int]:
-    """`bbox` of `text` drawn as runs by `write_run` at (0, 0)."""
+@lru_cache(maxsize=64)
+def run_layout(text: str, size: int) -> tuple[tuple[int, int, int, int], tuple[tuple[int, str], ...]]:
+    """`text` drawn as runs at (0, 0): the `bbox` of its ink, and each piece with its pen
+    position (worked out once per string: a frame measures it, then draws it)."""
     x, box = 0, (0, 0, 0, 0)
     first = True
+    placed: list[tuple[int, str]] = []
     for piece in pieces(text):
         l, t, r, b = bbox(piece, size)
         if r > l:
             box = (x + l, t, x + r, b) if first else \
                 (min(box[0], x + l), min(box[1], t), max(box[2], x + r), max(box[3], b))
             first = False
+        placed.append((x, piece))
         x += advance(piece, size)
-    return box
-
-
-def write_run(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, size: int) -> None:
-    x, y = xy
-    for piece in pieces(text):
-        write(draw, (x, y), piece, size)
-        x += advance(piece, size)
+    return box, tuple(placed)
 
 
 def centred_run(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int = 0,
@@ -183,11 +189,13 @@ def centred_run(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int
     if not DIGIT_CACHE or not isinstance(draw, ImageDraw.ImageDraw):
         centred(draw, y, text, size, x0, width)
         return
-    left_, top, right_, _ = run_bbox(text, size)
+    (left_, top, right_, _), placed = run_layout(text[:TEXT_MAX], size)
     if right_ - left_ > width - 2:
         centred(draw, y, text, size, x0, width)
         return
-    write_run(draw, (x0 + (width - (right_ - left_)) // 2 - left_, y - top), text, size)
+    x, y = x0 + (width - (right_ - left_)) // 2 - left_, y - top
+    for dx, piece in placed:
+        write(draw, (x + dx, y), piece, size)
 
 
 def left(draw: ImageDraw.ImageDraw, x: int, y: int, text: str, size: int, width: int | None = None) -> None:

@@ -1,0 +1,79 @@
+"""core.events' classes are frozen dataclasses made on first use (#27 item 4): importing them
+compiles nothing, and an event behaves exactly as a `@dataclass(frozen=True)` one would."""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+from pi_companion.core import events
+
+
+def event_classes() -> list[type]:
+    return [c for _, c in inspect.getmembers(events, inspect.isclass) if c.__module__ == events.__name__]
+
+
+def test_importing_the_events_makes_no_dataclass_yet_and_the_first_instance_makes_its_own():
+    code = """
+import dataclasses, inspect
+from pi_companion.core import events
+classes = [c for _, c in inspect.getmembers(events, inspect.isclass) if c.__module__ == events.__name__]
+assert len(classes) >= 20, len(classes)
+assert not any(dataclasses.is_dataclass(c) for c in classes), "made at import"
+e = events.Edge(1.5, "P1", True)
+assert dataclasses.is_dataclass(events.Edge) and not dataclasses.is_dataclass(events.Turn)
+assert e == events.Edge(1.5, "P1", True) and hash(e) == hash(events.Edge(1.5, "P1", True))
+assert repr(e) == "Edge(t=1.5, button='P1', pressed=True)"
+try:
+    e.t = 2.0
+except dataclasses.FrozenInstanceError:
+    pass
+else:
+    raise AssertionError("not frozen")
+from pi_companion.core.frozen import realize_all
+assert realize_all() == len(classes) - 1
+assert all(dataclasses.is_dataclass(c) for c in classes)
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("cls", event_classes(), ids=lambda c: c.__name__)
+def test_every_event_class_is_the_frozen_dataclass_it_declares(cls):
+    made = dataclasses.dataclass(frozen=True)(type(cls.__name__, (), {
+        "__annotations__": dict(cls.__annotations__),
+        **{f: getattr(cls, f) for f in cls.__annotations__ if f in vars(cls)}}))
+    from pi_companion.core.frozen import realize_all
+    realize_all()
+    assert cls.__dataclass_params__.frozen and cls.__dataclass_params__.eq
+    assert [(f.name, f.default) for f in dataclasses.fields(cls)] == \
+        [(f.name, f.default) for f in dataclasses.fields(made)]
+    assert inspect.signature(cls) == inspect.signature(made)
+
+
+def test_the_box_makes_every_event_class_once_its_first_frame_is_drawn():
+    """(In a fresh interpreter: here other tests have made them already.)"""
+    code = """
+import dataclasses, inspect
+from gpiozero.pins.mock import MockFactory
+from pi_companion.app import Box
+from pi_companion.config import Config
+from pi_companion.core import events
+from pi_companion.hw.display import Display, open_device
+classes = [c for _, c in inspect.getmembers(events, inspect.isclass) if c.__module__ == events.__name__]
+box = Box(Config(game="grab-bag", players=("Ada", "Ben"), seed=1, sound=False), MockFactory(),
+          Display(lambda: open_device("dummy")))
+assert not all(dataclasses.is_dataclass(c) for c in classes)
+box.pump()                                           # draws the first frame
+assert all(dataclasses.is_dataclass(c) for c in classes), [c for c in classes if not dataclasses.is_dataclass(c)]
+box.close()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
