@@ -64,6 +64,16 @@ def totals(driver):
             for r in driver.find_elements("css selector", "#totals tr") if r.find_elements("tag name", "td")}
 
 
+def inside(driver):
+    """Nothing on the page reaches past a portrait phone's right edge (no sideways scroll)."""
+    width = driver.execute_script("return window.innerWidth")
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= width
+    for el in driver.find_elements("css selector", "#history-body th, #history-body td, button.remove"):
+        if el.is_displayed():
+            right = driver.execute_script("return arguments[0].getBoundingClientRect().right", el)
+            assert right <= width, (el.text, right, width)
+
+
 def test_a_game_appears_at_game_over_with_the_totals_and_the_host_removes_it(tmp_path, need_browser):
     state = tmp_path / "state"
     with live_box(state, "grab-bag", {"cards": 3}) as live, headless.chromium(*PHONE) as driver:
@@ -82,6 +92,7 @@ def test_a_game_appears_at_game_over_with_the_totals_and_the_host_removes_it(tmp
             assert shown[name][2] == str(len(gaps)) and shown[name][3] == median, (name, won, shown)
         assert sum(int(v[0]) for v in shown.values()) == 3                          # 3 players, 1 game
         game = rows(driver)[0].get_attribute("data-file")
+        inside(driver)
 
         refreshed = driver.execute_script("return document.body.dataset.refreshed || ''")
         before = live.box.store.seq                                  # the next game: the first
@@ -90,6 +101,7 @@ def test_a_game_appears_at_game_over_with_the_totals_and_the_host_removes_it(tmp
         wait(driver, lambda d: d.execute_script("return document.body.dataset.refreshed || ''") != refreshed)
         button = rows(driver)[0].find_element("css selector", "button.remove")
         assert button.is_displayed()
+        inside(driver)                                               # the button too
         button.click()
         assert button.text == "Tap again to remove" and len(rows(driver)) == 1      # asks first
         button.click()
