@@ -62,12 +62,16 @@ say "booting $kernel under qemu-system-aarch64 -M raspi3b (timeout $TIMEOUT s)"
 LOG=$WORK/console.log
 : >"$LOG"
 start=$(date +%s)
-# The mini UART (ttyS1, the header's serial console on a Pi 3) is QEMU's second serial port.
+# QEMU's first serial port is the PL011 (ttyAMA0), its second the mini UART (ttyS1, the
+# header's serial console on a Pi 3, the image's console=). The kernel writes to both; the
+# check's lines go to /dev/console, the last console= (ttyAMA0). systemd.run= makes its own
+# default target, which pulls in only the check: systemd.wants= brings back the normal boot
+# (multi-user.target, where the box's units are).
 qemu-system-aarch64 -M raspi3b -m 1G \
     -kernel "$WORK/$kernel" -initrd "$WORK/$initrd" -dtb "$WORK/bcm2837-rpi-3-b.dtb" \
-    -append "console=ttyS1,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.run=\"/bin/sh /boot/firmware/image-test.sh\" systemd.run_success_action=none" \
+    -append "console=ttyS1,115200 console=ttyAMA0,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.wants=multi-user.target systemd.run=\"/bin/sh /boot/firmware/image-test.sh\" systemd.run_success_action=none" \
     -drive "file=$WORK/card.img,if=sd,format=raw" \
-    -serial null -serial "file:$LOG" -display none -monitor none -no-reboot &
+    -serial "file:$LOG" -serial "file:$WORK/ttyS1.log" -display none -monitor none -no-reboot &
 QEMU_PID=$!
 while ! grep -q '^IMAGE-TEST: DONE' "$LOG"; do
     kill -0 "$QEMU_PID" 2>/dev/null || die "QEMU ended before the check finished (console: $LOG)"
