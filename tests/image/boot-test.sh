@@ -57,6 +57,17 @@ done
 fdtput -p -t x "$WORK/bcm2837-rpi-3-b.dtb" /system linux,revision a02082
 # The check runs from the test's copy of the card (systemd.run=): the image has no test code.
 MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$HERE/guest-check.sh" ::/image-test.sh
+# A user's settings, written on the card as a user would: a hostname, an SSH key and the
+# box's players (the check reads them back from the booted box).
+MTOOLS_SKIP_CHECK=1 mcopy -n -i "$FAT" ::/pi-companion.toml "$WORK/pi-companion.toml"
+grep -q '^# players = ' "$WORK/pi-companion.toml" || die "no players line to change in the card's pi-companion.toml"
+sed -i 's/^# players = .*/players = ["Ann", "Bob", "Cy"]/' "$WORK/pi-companion.toml"
+cat >"$WORK/pi-companion-setup.toml" <<'TOML'
+hostname = "games-table"
+[ssh]
+authorized_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBq9l5oSBa2z1xzYQb2sH3Q7aW5mVq7xk0n2QeXvG4lM image-test"
+TOML
+MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$WORK/pi-companion.toml" "$WORK/pi-companion-setup.toml" ::/
 
 say "booting $kernel under qemu-system-aarch64 -M raspi3b (timeout $TIMEOUT s)"
 LOG=$WORK/console.log
@@ -90,6 +101,12 @@ refuse() { if grep -qE "$1" "$LOG.txt"; then say "FAIL: $2"; fail=1; else say "o
 check '^IMAGE-TEST: pi-companion.service active/running' "the daemon reached READY (Type=notify: active only after READY=1)"
 check '^IMAGE-TEST: web ok' "the big screen answered on port 8080"
 check '^IMAGE-TEST: gpiochip: crw-rw---- root gpio' "/dev/gpiochip0 belongs to the gpio group (the image's udev rule)"
+check '^IMAGE-TEST: gpio lines requested: 16$' "the daemon holds the pin map's 16 GPIO lines"
+check '^IMAGE-TEST: snapshot .*"Ann".*"Bob".*"Cy"' "the live game has the card's players (pi-companion.toml on the FAT partition)"
+check '^IMAGE-TEST: hostname games-table$' "the hostname from the card's pi-companion-setup.toml"
+check '^IMAGE-TEST: ssh active key image-test$' "SSH on, with the card's key only"
+once=$(grep -c '^IMAGE-TEST: daemon| .*display unavailable' "$LOG.txt" || true)
+if (( once == 1 )); then say "ok: the missing OLED is said once"; else say "FAIL: the missing OLED is said $once times"; fail=1; fi
 refuse '^IMAGE-TEST: err\|.*pi-companion' "no error from pi-companion in the journal"
 refuse '^IMAGE-TEST: failed units: .*pi-companion' "no failed pi-companion unit"
 say "boot and checks took $took s; console log: $LOG.txt"
