@@ -23,6 +23,7 @@ def small_tree(root: Path) -> None:
     (root / "etc/pi-companion").mkdir(parents=True)
     (root / "etc/pi-companion/config.toml").write_text("[web]\nenabled = true\n")
     (root / "etc/with space").write_text("a name debugfs must quote\n")
+    (root / "etc/system-systemd\\x2dcryptsetup.slice").write_text("a backslash, as systemd names units\n")
     (root / "usr/bin").mkdir(parents=True)
     (root / "usr/bin/tool").write_bytes(b"\x7fELF" + b"\0" * 4000)
     os.chmod(root / "usr/bin/tool", 0o755)
