@@ -94,7 +94,7 @@ IMAGE_DIR ?= build/image
 IMAGE_CACHE ?= /var/cache/pi-companion-image
 VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' pi_companion/__init__.py)
 IMAGE := $(IMAGE_DIR)/pi-companion-$(VERSION)-arm64.img.xz
-IMAGE_NICE ?= nice -n 19 ionice -c3
+IMAGE_NICE ?= nice -n 10
 IMAGE_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct))
 
 image: $(STAMP)

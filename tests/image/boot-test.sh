@@ -57,17 +57,32 @@ done
 fdtput -p -t x "$WORK/bcm2837-rpi-3-b.dtb" /system linux,revision a02082
 # The check runs from the test's copy of the card (systemd.run=): the image has no test code.
 MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$HERE/guest-check.sh" ::/image-test.sh
+# A user's settings, written on the card as a user would: a hostname, an SSH key and the
+# box's players (the check reads them back from the booted box).
+MTOOLS_SKIP_CHECK=1 mcopy -n -i "$FAT" ::/pi-companion.toml "$WORK/pi-companion.toml"
+grep -q '^# players = ' "$WORK/pi-companion.toml" || die "no players line to change in the card's pi-companion.toml"
+sed -i 's/^# players = .*/players = ["Ann", "Bob", "Cy"]/' "$WORK/pi-companion.toml"
+cat >"$WORK/pi-companion-setup.toml" <<'TOML'
+hostname = "games-table"
+[ssh]
+authorized_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBq9l5oSBa2z1xzYQb2sH3Q7aW5mVq7xk0n2QeXvG4lM image-test"
+TOML
+MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$WORK/pi-companion.toml" "$WORK/pi-companion-setup.toml" ::/
 
 say "booting $kernel under qemu-system-aarch64 -M raspi3b (timeout $TIMEOUT s)"
 LOG=$WORK/console.log
 : >"$LOG"
 start=$(date +%s)
-# The mini UART (ttyS1, the header's serial console on a Pi 3) is QEMU's second serial port.
+# QEMU's first serial port is the PL011 (ttyAMA0), its second the mini UART (ttyS1, the
+# header's serial console on a Pi 3, the image's console=). The kernel writes to both; the
+# check's lines go to /dev/console, the last console= (ttyAMA0). systemd.run= makes its own
+# default target, which pulls in only the check: systemd.wants= brings back the normal boot
+# (multi-user.target, where the box's units are).
 qemu-system-aarch64 -M raspi3b -m 1G \
     -kernel "$WORK/$kernel" -initrd "$WORK/$initrd" -dtb "$WORK/bcm2837-rpi-3-b.dtb" \
-    -append "console=ttyS1,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.run=\"/bin/sh /boot/firmware/image-test.sh\" systemd.run_success_action=none" \
+    -append "console=ttyS1,115200 console=ttyAMA0,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.wants=multi-user.target systemd.run=\"/bin/sh /boot/firmware/image-test.sh\" systemd.run_success_action=none" \
     -drive "file=$WORK/card.img,if=sd,format=raw" \
-    -serial null -serial "file:$LOG" -display none -monitor none -no-reboot &
+    -serial "file:$LOG" -serial "file:$WORK/ttyS1.log" -display none -monitor none -no-reboot &
 QEMU_PID=$!
 while ! grep -q '^IMAGE-TEST: DONE' "$LOG"; do
     kill -0 "$QEMU_PID" 2>/dev/null || die "QEMU ended before the check finished (console: $LOG)"
@@ -86,6 +101,12 @@ refuse() { if grep -qE "$1" "$LOG.txt"; then say "FAIL: $2"; fail=1; else say "o
 check '^IMAGE-TEST: pi-companion.service active/running' "the daemon reached READY (Type=notify: active only after READY=1)"
 check '^IMAGE-TEST: web ok' "the big screen answered on port 8080"
 check '^IMAGE-TEST: gpiochip: crw-rw---- root gpio' "/dev/gpiochip0 belongs to the gpio group (the image's udev rule)"
+check '^IMAGE-TEST: gpio lines requested: 16$' "the daemon holds the pin map's 16 GPIO lines"
+check '^IMAGE-TEST: snapshot .*"Ann".*"Bob".*"Cy"' "the live game has the card's players (pi-companion.toml on the FAT partition)"
+check '^IMAGE-TEST: hostname games-table$' "the hostname from the card's pi-companion-setup.toml"
+check '^IMAGE-TEST: ssh active key image-test$' "SSH on, with the card's key only"
+once=$(grep -c '^IMAGE-TEST: daemon| .*display unavailable' "$LOG.txt" || true)
+if (( once == 1 )); then say "ok: the missing OLED is said once"; else say "FAIL: the missing OLED is said $once times"; fail=1; fi
 refuse '^IMAGE-TEST: err\|.*pi-companion' "no error from pi-companion in the journal"
 refuse '^IMAGE-TEST: failed units: .*pi-companion' "no failed pi-companion unit"
 say "boot and checks took $took s; console log: $LOG.txt"

@@ -27,6 +27,22 @@ sys.exit(r.status != 200 or b"<html" not in r.read().lower())' 2>/dev/null; then
     i=$((i + 1)); sleep 1
 done
 say "web $web at $(cut -d' ' -f1 /proc/uptime) s"
+# The live game through the big screen (the daemon's hub socket): the players are the card's.
+i=0
+while [ $i -lt 120 ]; do
+    snap=$(python3 -c 'import urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:8080/api/snapshot", timeout=10).read().decode())' 2>/dev/null) && break
+    i=$((i + 1)); sleep 1
+done
+say "snapshot $(printf '%s' "$snap" | head -c 600)"
+# The GPIO lines the daemon holds (the kernel's list names each line's consumer).
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+say "gpio lines requested: $(grep -c 'GPIO.*|[^ )]' /sys/kernel/debug/gpio)"
+grep 'GPIO.*|[^ )]' /sys/kernel/debug/gpio | sed 's/^/IMAGE-TEST: gpio| /'
+# The settings from the card's FAT partition (pi-companion-setup.toml, pi-companion.toml).
+say "hostname $(hostname)"
+say "ssh $(systemctl is-active ssh.service) key $(cat /root/.ssh/authorized_keys 2>/dev/null | cut -d' ' -f3)"
+say "config $(grep '^players' /etc/pi-companion/config.toml)"
 journalctl -b -u pi-companion-web.service --no-pager -o cat | sed 's/^/IMAGE-TEST: web| /'
 journalctl -b -u pi-companion-setup.service -u pi-companion-growfs.service --no-pager -o cat \
     | sed 's/^/IMAGE-TEST: setup| /'
