@@ -97,6 +97,9 @@ install_box() {
     cd /root/pi-companion || fail "no copy of the checkout"
     # Offline: only the wheels the host vendored (the VM has no network at all).
     export PIP_NO_INDEX=1 PIP_FIND_LINKS=$S/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
+    # systemctl's D-Bus calls wait 25 s by default: under TCG on a host at load 25 a
+    # daemon-reload took longer ("Reload daemon failed: Connection timed out"), a test artefact.
+    export SYSTEMD_BUS_TIMEOUT=300
     # pi-companion's wheel, built by the host from this same checkout.
     PI_COMPANION_WHEEL=$(ls $S/wheels/pi_companion-*.whl) || fail "no pi-companion wheel"
     export PI_COMPANION_WHEEL
