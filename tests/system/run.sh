@@ -273,7 +273,7 @@ if [[ -n $STEPS && $STEPS != install ]]; then
     echo "$STEPS" >"$SHARE/steps"
     say "one boot: stage quick (make install once, then the steps: $STEPS)"
     boot quick
-    until_off quick 1500
+    until_off quick 3600
     show quick
     [[ $(cat "$SHARE/rc-quick" 2>/dev/null) == 0 ]] \
         || died quick "stage quick failed (rc $(cat "$SHARE/rc-quick" 2>/dev/null || echo none))"

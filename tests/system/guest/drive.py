@@ -12,8 +12,9 @@ Run with the installed venv's Python (it reads the pin map from the installed pa
     drive.py lines                the chip's requested lines as JSON {line: consumer} (the
                                   kernel's line info, GPIO_V2_GET_LINEINFO_IOCTL)
     drive.py watch-open PATH SECS a line each time PATH is opened (inotify), for SECS
-    drive.py series N PID         N rounds as `round` (two of the lit seekers each time, the
-                                  lamps checked, not the log), JSON list of their latencies
+    drive.py series N PID LAST    N rounds as `round` (two of the lit seekers each time, the
+                                  lamps checked, not the log; LAST wins the last round only),
+                                  JSON list of their latencies
     drive.py ready CONFIG         the installed daemon started as a transient unit (the unit
                                   stopped) with the test's notify socket, its queue full, so
                                   that READY=1 blocks in sendto() until read: the lines
@@ -191,14 +192,22 @@ def watch_open(path: str, seconds: float) -> None:
             time.sleep(0.05)
 
 
-def series(n: int, pid: int) -> list[dict[str, float]]:
-    """`n` rounds, each between two of the lit seekers (a new pair each time)."""
+def series(n: int, pid: int, last: str) -> list[dict[str, float]]:
+    """`n` rounds, each between two of the lit seekers (a new pair each time); `last` wins the
+    last one (and no other), so that the game goes on from a known Grab Master."""
     rows = []
     for i in range(n):
         seekers = sorted(lamps())
         if len(seekers) < 2:
             sys.exit(f"FAIL: round {i + 1} of {n}: fewer than two seekers lit: {seekers}")
-        first, second = seekers[i % len(seekers)], seekers[(i + 1) % len(seekers)]
+        if i == n - 1:
+            if last not in seekers:
+                sys.exit(f"FAIL: {last} should be a seeker for the last round; lit: {seekers}")
+            first = last
+        else:
+            others = [s for s in seekers if s != last]
+            first = others[i % len(others)]
+        second = next(s for s in seekers[seekers.index(first) + 1:] + seekers if s != first)
         rows.append(round_(first, second, pid))
     return rows
 
@@ -262,7 +271,7 @@ def ready(config: str) -> dict[str, object]:
     t0 = time.monotonic()
     subprocess.run(
         ["systemd-run", "--quiet", f"--unit={READY_UNIT}", "--service-type=exec",
-         "-p", "User=pi-companion", "-p", "Group=pi-companion",
+         "-p", "User=pi-companion", "-p", "Group=pi-companion", "-p", "UMask=0077",
          "-p", "SupplementaryGroups=gpio i2c dialout",
          "-p", "BindReadOnlyPaths=/etc/systest/cpuinfo:/proc/cpuinfo",
          "-p", f"WorkingDirectory={work}",
@@ -313,7 +322,7 @@ def main(argv: list[str]) -> None:
     if argv[0] == "round":
         print(json.dumps(round_(argv[1], argv[2], int(argv[3]))))
     elif argv[0] == "series":
-        print(json.dumps(series(int(argv[1]), int(argv[2]))))
+        print(json.dumps(series(int(argv[1]), int(argv[2]), argv[3])))
     elif argv[0] == "ready":
         print(json.dumps(ready(argv[1])))
     elif argv[0] == "lines":

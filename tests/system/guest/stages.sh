@@ -439,18 +439,26 @@ PY
 SLOW_MS=100
 step_slowsync() {
     CHECK="the winner's lamp does not wait for the SD card (dm-delay ${SLOW_MS} ms on every sync)"
-    local n=${SLOW_ROUNDS:-12} loop sectors mnt=/var/tmp/slow-mnt said sync_ms
-    drive series "$n" "$(prop MainPID)" > /root/lat-plain.json || exit 1
-    modprobe dm-delay || fail "no dm-delay module"
+    local n=${SLOW_ROUNDS:-12} loop sectors dev mnt=/var/tmp/slow-mnt said sync_ms
+    # Each series ends with P3 (Green) as the Grab Master, as the rounds before it left the game.
+    drive series "$n" "$(prop MainPID)" P3 > /root/lat-plain.json || exit 1
+    modprobe loop && modprobe dm-delay || fail "no loop or dm-delay module"
     truncate -s 96M /var/tmp/slow.img
     loop=$(losetup -f --show /var/tmp/slow.img) || fail "losetup"
     sectors=$(blockdev --getsz "$loop")
-    dmsetup create pc-slow --table "0 $sectors delay $loop 0 0 $loop 0 $SLOW_MS" || fail "dmsetup create (delay target)"
-    mkfs.ext4 -q /dev/mapper/pc-slow || fail "mkfs on the delayed device"
-    systemctl stop $UNIT
-    mkdir -p $mnt && mount /dev/mapper/pc-slow $mnt && rmdir $mnt/lost+found || fail "mount the delayed device"
+    # No udev sync (the test image has no device-mapper rules to wake dmsetup): the kernel's
+    # devtmpfs gives the device its /dev/dm-N node.
+    dmsetup create --noudevsync pc-slow --table "0 $sectors delay $loop 0 0 $loop 0 $SLOW_MS" \
+        || fail "dmsetup create (delay target)"
+    dev=/dev/$(dmsetup info -c --noheadings -o blkdevname pc-slow)
+    wait_for 30 "$dev" test -b "$dev"
+    mkfs.ext4 -q -E nodiscard "$dev" || fail "mkfs on the delayed device"
+    # The big screen's unit reads the state directory: stopped meanwhile, so that nothing holds
+    # the mounts below.
+    systemctl stop $WEB_UNIT $UNIT
+    mkdir -p $mnt && mount "$dev" $mnt && rmdir $mnt/lost+found || fail "mount the delayed device"
     cp -a $STATE/. $mnt/ && chown --reference=$STATE $mnt && chmod --reference=$STATE $mnt || fail "copy the state"
-    umount $mnt && mount /dev/mapper/pc-slow $STATE || fail "mount the delayed device on $STATE"
+    umount $mnt && mount "$dev" $STATE || fail "mount the delayed device on $STATE"
     sync_ms=$(python3 -c '
 import os, sys, time
 fd = os.open(sys.argv[1] + "/.probe", os.O_WRONLY | os.O_CREAT, 0o600)
@@ -459,12 +467,12 @@ os.write(fd, b"y"); t = time.monotonic(); os.fdatasync(fd); print(f"{(time.monot
 os.close(fd); os.unlink(sys.argv[1] + "/.probe")' $STATE)
     ((sync_ms >= SLOW_MS)) || fail "an fdatasync on the delayed device took $sync_ms ms, not >= $SLOW_MS"
     systemctl start $UNIT || fail "start on the delayed state directory"
-    drive series "$n" "$(prop MainPID)" > /root/lat-slow.json || exit 1
+    drive series "$n" "$(prop MainPID)" P3 > /root/lat-slow.json || exit 1
     systemctl stop $UNIT
     # Back onto the real disk (the next boot has no such device) with what was played meanwhile.
-    umount $STATE && mount /dev/mapper/pc-slow $mnt && cp -a $mnt/. $STATE/ && umount $mnt || fail "copy the state back"
-    dmsetup remove pc-slow && losetup -d "$loop" && rm -f /var/tmp/slow.img
-    systemctl start $UNIT || fail "start after the delayed device"
+    umount $STATE && mount "$dev" $mnt && cp -a $mnt/. $STATE/ && umount $mnt || fail "copy the state back"
+    dmsetup remove pc-slow; losetup -d "$loop"; rm -f /var/tmp/slow.img
+    systemctl start $UNIT $WEB_UNIT || fail "start after the delayed device"
     said=$(python3 - /root/lat-plain.json /root/lat-slow.json $SLOW_MS <<'PY'
 import json, sys
 plain, slow = (json.load(open(f)) for f in sys.argv[1:3])
