@@ -254,15 +254,25 @@ def ready(config: str) -> dict[str, object]:
     receiver.bind(path)
     os.chmod(path, 0o666)
     # Fill the receiver's queue: the daemon's first datagram (READY=1: no WATCHDOG_USEC here)
-    # then blocks in sendto() until the test reads, whatever the daemon would do next.
-    filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    filler.setblocking(False)
+    # then blocks in sendto() until the test reads, whatever the daemon would do next. systemd
+    # raises net.unix.max_dgram_qlen to 512 (sysctl.d/50-default.conf), more than one sender's
+    # buffer holds (278 datagrams in the VM: one filler stopped there and READY=1 went straight
+    # through), so fillers are added until a fresh one cannot send at all: the queue is full.
+    fillers = []
     filled = 0
     while True:
-        try:
-            filler.sendto(b"filler", path)
-            filled += 1
-        except BlockingIOError:
+        filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        filler.setblocking(False)
+        fillers.append(filler)
+        sent = 0
+        while True:
+            try:
+                filler.sendto(b"filler", path)
+                sent += 1
+            except BlockingIOError:
+                break
+        filled += sent
+        if sent == 0:
             break
     subprocess.run(["systemctl", "reset-failed", READY_UNIT], capture_output=True)
     # A transient unit with what the daemon needs from pi-companion.service (its user, groups,
