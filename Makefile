@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: FORCE run test system-test torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy image image-test clean
+.PHONY: FORCE run test system-test system-test-breakages torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy image image-test clean
 
 # `python --version` is 3.11 or newer (awk, so that no code runs on an interpreter too old for it).
 version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1] > 3 || (v[1] == 3 && v[2] >= 11)} END {exit !ok}'
@@ -35,7 +35,12 @@ test: $(STAMP)
 # The appliance on a real Debian system in a VM (QEMU): make install, boot, play through a
 # kernel GPIO simulator, crashes, hangs, power cuts, power-off. Root only; see systemd/README.md.
 system-test: $(STAMP)
-	bash tests/system/run.sh
+	BREAK='$(BREAK)' bash tests/system/run.sh
+
+# Each deliberate breakage in tests/system/breakages/, applied alone, must make the system test
+# fail at the check it names (one short VM run each; see systemd/README.md).
+system-test-breakages: $(STAMP)
+	bash tests/system/breakages/run-all.sh $(BREAKS)
 
 # The long torture loops (minutes); `make test` runs a short version of each.
 torture: $(STAMP)

@@ -12,6 +12,13 @@ Run with the installed venv's Python (it reads the pin map from the installed pa
     drive.py lines                the chip's requested lines as JSON {line: consumer} (the
                                   kernel's line info, GPIO_V2_GET_LINEINFO_IOCTL)
     drive.py watch-open PATH SECS a line each time PATH is opened (inotify), for SECS
+    drive.py series N PID LAST    N rounds as `round` (two of the lit seekers each time, the
+                                  lamps checked, not the log; LAST wins the last round only),
+                                  JSON list of their latencies
+    drive.py ready CONFIG         the installed daemon started as a transient unit (the unit
+                                  stopped) with the test's notify socket, its queue full, so
+                                  that READY=1 blocks in sendto() until read: the lines
+                                  requested at that moment and a second after, as JSON
 Writing "pull-down" to a line's sim_gpioN/pull grounds it, as a pressed button does; the lamps
 are the box's output lines, read back through sim_gpioN/value.
 """
@@ -22,6 +29,8 @@ import fcntl
 import json
 import os
 import signal
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -183,9 +192,149 @@ def watch_open(path: str, seconds: float) -> None:
             time.sleep(0.05)
 
 
+def series(n: int, pid: int, last: str) -> list[dict[str, float]]:
+    """`n` rounds, each between two of the lit seekers (a new pair each time); `last` wins the
+    last one (and no other), so that the game goes on from a known Grab Master."""
+    rows = []
+    for i in range(n):
+        seekers = sorted(lamps())
+        if len(seekers) < 2:
+            sys.exit(f"FAIL: round {i + 1} of {n}: fewer than two seekers lit: {seekers}")
+        if i == n - 1:
+            if last not in seekers:
+                sys.exit(f"FAIL: {last} should be a seeker for the last round; lit: {seekers}")
+            first = last
+        else:
+            others = [s for s in seekers if s != last]
+            first = others[i % len(others)]
+        second = next(s for s in seekers[seekers.index(first) + 1:] + seekers if s != first)
+        rows.append(round_(first, second, pid))
+    return rows
+
+
+# ---- READY=1 against the kernel's line info --------------------------------------------------
+READY_UNIT = "systest-ready"
+
+
+def unit_prop(name: str) -> str:
+    return subprocess.run(["systemctl", "show", "-p", name, "--value", READY_UNIT],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def journal(lines: int = 60) -> str:
+    return subprocess.run(["journalctl", "-b", "-u", READY_UNIT, "-o", "cat", "--no-pager",
+                           "-n", str(lines)], capture_output=True, text=True).stdout
+
+
+def blocked_in_sendto(pid: int) -> int | None:
+    """The thread of `pid` that sits in sendto(2) (x86_64 syscall 44), if one does."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            call = (task / "syscall").read_text().split()
+        except OSError:
+            continue
+        if call and call[0] == "44":
+            return int(task.name)
+    return None
+
+
+def ready(config: str) -> dict[str, object]:
+    """The lines the daemon has requested when its READY=1 is sent (it blocks there until read)."""
+    work = Path("/run/systest-ready")
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    work.mkdir(mode=0o755)
+    uid, gid = (int(x) for x in subprocess.check_output(
+        ["sh", "-c", "id -u pi-companion; id -g pi-companion"], text=True).split())
+    os.chown(work, uid, gid)
+    # The same config, with debug logging: a READY=1 that could not be sent says why.
+    text = Path(config).read_text().replace("[box]\n", '[box]\nlog_level = "debug"\n', 1)
+    (work / "config.toml").write_text(text)
+    path = str(work / "notify")
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(path)
+    os.chmod(path, 0o666)
+    # Fill the receiver's queue: the daemon's first datagram (READY=1: no WATCHDOG_USEC here)
+    # then blocks in sendto() until the test reads, whatever the daemon would do next. systemd
+    # raises net.unix.max_dgram_qlen to 512 (sysctl.d/50-default.conf), more than one sender's
+    # buffer holds (278 datagrams in the VM: one filler stopped there and READY=1 went straight
+    # through), so fillers are added until a fresh one cannot send at all: the queue is full.
+    fillers = []
+    filled = 0
+    while True:
+        filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        filler.setblocking(False)
+        fillers.append(filler)
+        sent = 0
+        while True:
+            try:
+                filler.sendto(b"filler", path)
+                sent += 1
+            except BlockingIOError:
+                break
+        filled += sent
+        if sent == 0:
+            break
+    subprocess.run(["systemctl", "reset-failed", READY_UNIT], capture_output=True)
+    # A transient unit with what the daemon needs from pi-companion.service (its user, groups,
+    # the Pi's /proc/cpuinfo, a working directory for lgpio) and none of the notify protocol:
+    # Type=exec, so systemd sets no NOTIFY_SOCKET of its own and this one is the daemon's.
+    t0 = time.monotonic()
+    subprocess.run(
+        ["systemd-run", "--quiet", f"--unit={READY_UNIT}", "--service-type=exec",
+         "-p", "User=pi-companion", "-p", "Group=pi-companion", "-p", "UMask=0077",
+         "-p", "SupplementaryGroups=gpio i2c dialout",
+         "-p", "BindReadOnlyPaths=/etc/systest/cpuinfo:/proc/cpuinfo",
+         "-p", f"WorkingDirectory={work}",
+         "--setenv=GPIOZERO_PIN_FACTORY=lgpio", "--setenv=PYTHONUNBUFFERED=1",
+         "--setenv=PYTHONDONTWRITEBYTECODE=1", "--setenv=PYTHONFAULTHANDLER=1",
+         f"--setenv=NOTIFY_SOCKET={path}", f"--setenv=RUNTIME_DIRECTORY={work}",
+         "/opt/pi-companion/venv/bin/pi-companion", "run", "--config", str(work / "config.toml")],
+        check=True)
+    try:
+        end = t0 + 300               # a daemon start takes 5-60 s under TCG on a loaded host
+        tid = None
+        while time.monotonic() < end:
+            pid = int(unit_prop("MainPID") or 0)
+            if unit_prop("ActiveState") not in ("active", "activating") or pid == 0:
+                sys.exit(f"FAIL: the daemon started for the READY check ended: {journal()}")
+            tid = blocked_in_sendto(pid)
+            if tid is not None:
+                time.sleep(0.2)      # blocked there, not passing through
+                if blocked_in_sendto(pid) == tid:
+                    break
+            if "ready:" in journal(5):
+                sys.exit(f"FAIL: the daemon went past READY=1 without blocking in sendto() "
+                         f"(the test's queue of {filled} datagrams was full): {journal()}")
+            time.sleep(0.01)
+        else:
+            os.kill(pid, signal.SIGABRT)       # PYTHONFAULTHANDLER: every thread's stack
+            time.sleep(3)
+            sys.exit(f"FAIL: the daemon never blocked in sendto() (READY=1) within 300 s: {journal(120)}")
+        t_block = time.monotonic()
+        start_s = t_block - t0
+        held = lines()                         # the moment of READY=1: the daemon cannot go on
+        receiver.settimeout(10)
+        got = [receiver.recv(4096) for _ in range(filled + 1)]
+        held_s = time.monotonic() - t_block
+        if got[-1] != b"READY=1" or any(g != b"filler" for g in got[:-1]):
+            sys.exit(f"FAIL: the blocked datagram was {got[-1]!r}, not READY=1")
+        time.sleep(1.0)
+        after = lines()
+        return {"at_ready": held, "a_second_later": after, "filled": filled,
+                "start_s": start_s, "held_s": held_s}
+    finally:
+        subprocess.run(["systemctl", "stop", READY_UNIT], capture_output=True)
+        subprocess.run(["systemctl", "reset-failed", READY_UNIT], capture_output=True)
+        receiver.close()
+
+
 def main(argv: list[str]) -> None:
     if argv[0] == "round":
         print(json.dumps(round_(argv[1], argv[2], int(argv[3]))))
+    elif argv[0] == "series":
+        print(json.dumps(series(int(argv[1]), int(argv[2]), argv[3])))
+    elif argv[0] == "ready":
+        print(json.dumps(ready(argv[1])))
     elif argv[0] == "lines":
         print(json.dumps(lines()))
     elif argv[0] == "watch-open":

@@ -36,8 +36,10 @@ lap() {
     printf '%s: %s %d.%d\n' "$STAGE" "$1" $((ms / 1000)) $((ms % 1000 / 100)) >> $S/times
     LAP=$now
 }
+# CHECK: the claim the running check is about; every failure names it.
+CHECK=
 fail() {
-    echo "FAIL: $*"
+    echo "FAIL: ${CHECK:+[$CHECK] }$*"
     echo "--- devices:"; ls -l /dev/gpiochip* /dev/i2c-* 2>&1
     echo "--- journal of $UNIT:"; journalctl -b -u $UNIT -o short-monotonic --no-pager | tail -n 40
     exit 1
@@ -87,13 +89,17 @@ boot_report() {
     lap "boot report (systemd-analyze)"
 }
 
-stage_install() {
+# install_box: the test config, then make install once (every stage that installs starts so).
+install_box() {
     rm -rf /root/pi-companion
     mkdir /root/pi-companion
     tar -C /root/pi-companion -xf "$S/src.tar" || fail "no copy of the checkout"
     cd /root/pi-companion || fail "no copy of the checkout"
     # Offline: only the wheels the host vendored (the VM has no network at all).
     export PIP_NO_INDEX=1 PIP_FIND_LINKS=$S/wheels PIP_DISABLE_PIP_VERSION_CHECK=1
+    # systemctl's D-Bus calls wait 25 s by default: under TCG on a host at load 25 a
+    # daemon-reload took longer ("Reload daemon failed: Connection timed out"), a test artefact.
+    export SYSTEMD_BUS_TIMEOUT=300
     # pi-companion's wheel, built by the host from this same checkout.
     PI_COMPANION_WHEEL=$(ls $S/wheels/pi_companion-*.whl) || fail "no pi-companion wheel"
     export PI_COMPANION_WHEEL
@@ -108,6 +114,10 @@ stage_install() {
     make install 2>&1 | tee /root/install-1.log | stamp "make install 1" || fail "make install"
     ok "make install ($((SECONDS - t)) s)"
     lap "make install"
+}
+
+stage_install() {
+    install_box
     getent passwd pi-companion >/dev/null || fail "sysusers did not create the pi-companion user"
     for g in gpio i2c dialout; do
         id -nG pi-companion | tr ' ' '\n' | grep -qx $g || fail "pi-companion is not in group $g"
@@ -191,9 +201,41 @@ polkit_says() {
     esac
 }
 
-stage_play() {
-    wait_for 120 "$UNIT active after boot" active
-    ok "after boot: $UNIT active at uptime $(cut -d' ' -f1 /proc/uptime) s"
+# --- play. Every round: the daemon frozen (SIGSTOP), FIRST's line written, 20 ms later
+# SECOND's, then SIGCONT: both edges wait in the kernel, stamped, and reach the daemon
+# together, so only the kernel's timestamps can say which came first and by how much. The
+# box must name FIRST's player and put SECOND's behind by a lag inside the bounds of the
+# two write() calls (the stamps lie inside them). Deciding by the time the daemon read the
+# edges would give a lag of about 0 ms.
+round_checked() {
+    local r said
+    r=$(drive round "$1" "$2" "$(prop MainPID)") || exit 1
+    echo "$r" >> $S/latency.jsonl
+    said=$(status_json | python3 -c '
+import json, sys
+r, status = json.loads(sys.argv[1]), json.load(sys.stdin)
+first, second, winner, loser = sys.argv[2:]
+buzz = status["last_buzz"]
+lo, hi = r["gap_min_ms"], r["gap_max_ms"]
+if buzz["winner"] != winner:
+    sys.exit(f"{first} pressed {lo:.1f} ms before {second}, but the box names {buzz}")
+after = [o["after_ms"] for o in buzz["order"] if o["player"] == loser]
+if not after:
+    sys.exit(f"{loser} pressed inside the buzz window, but the box has no lag for them: {buzz}")
+after = after[0]
+gap = f"{lo:.2f}-{hi:.2f}"
+if not lo - 0.5 <= after <= hi + 0.5:
+    sys.exit(f"{loser} after {winner} by {after} ms, but the kernel stamped the two edges {gap} ms apart")
+print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen: {winner} wins, "
+      f"{loser} {after} ms later by the kernel timestamps")
+' "$r" "$1" "$2" "$(player "$1")" "$(player "$2")" 2>&1) || fail "$said"
+    ok "$said"
+}
+
+# Each step_* below is one check of the play stage; the quick stage (make system-test
+# BREAK=...) runs only the steps a breakage concerns, on a fresh install.
+step_boot() {
+    CHECK="Type=notify, the unit as shipped, its user, the security score"
     [[ $(prop Type) == notify ]] || fail "Type=$(prop Type)"
     local pid user
     pid=$(prop MainPID)
@@ -223,41 +265,12 @@ stage_play() {
     ls -l /proc/$pid/fd | grep -qE '/dev/(tty|pi-companion-puck)' \
         && fail "wind.source = gpio, yet the daemon has a serial device open: $(ls -l /proc/$pid/fd | grep /dev/tty)"
     lap "boot checks, security score"
+}
 
-
-    # --- play. Every round: the daemon frozen (SIGSTOP), FIRST's line written, 20 ms later
-    # SECOND's, then SIGCONT: both edges wait in the kernel, stamped, and reach the daemon
-    # together, so only the kernel's timestamps can say which came first and by how much. The
-    # box must name FIRST's player and put SECOND's behind by a lag inside the bounds of the
-    # two write() calls (the stamps lie inside them). Deciding by the time the daemon read the
-    # edges would give a lag of about 0 ms.
+step_rounds() {
+    CHECK="the kernel's edge timestamps decide the buzz"
     [[ $(field 'r["game"], r["phase"], r["grab_master"]') == 'grab-bag searching Red' ]] \
         || fail "fresh game: $(status_json)"
-    round_checked() {
-        local r said
-        r=$(drive round "$1" "$2" "$(prop MainPID)") || exit 1
-        echo "$r" >> $S/latency.jsonl
-        said=$(status_json | python3 -c '
-import json, sys
-r, status = json.loads(sys.argv[1]), json.load(sys.stdin)
-first, second, winner, loser = sys.argv[2:]
-buzz = status["last_buzz"]
-lo, hi = r["gap_min_ms"], r["gap_max_ms"]
-if buzz["winner"] != winner:
-    sys.exit(f"{first} pressed {lo:.1f} ms before {second}, but the box names {buzz}")
-after = [o["after_ms"] for o in buzz["order"] if o["player"] == loser]
-if not after:
-    sys.exit(f"{loser} pressed inside the buzz window, but the box has no lag for them: {buzz}")
-after = after[0]
-gap = f"{lo:.2f}-{hi:.2f}"
-if not lo - 0.5 <= after <= hi + 0.5:
-    sys.exit(f"{loser} after {winner} by {after} ms, but the kernel stamped the two edges {gap} ms apart")
-print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen: {winner} wins, "
-      f"{loser} {after} ms later by the kernel timestamps")
-' "$r" "$1" "$2" "$(player "$1")" "$(player "$2")" 2>&1) || fail "$said"
-        ok "$said"
-    }
-    : > $S/latency.jsonl
     round_checked P3 P2       # the higher-numbered line first
     round_checked P1 P2       # the lower-numbered line first
     [[ $(scores) == '{"Blue": 0, "Green": 1, "Red": 1, "Yellow": 0}' ]] || fail "scores: $(scores)"
@@ -270,7 +283,10 @@ print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen
     [[ $(scores) == '{"Blue": 1, "Green": 2, "Red": 2, "Yellow": 1}' ]] || fail "scores after six rounds: $(scores)"
     ok "six rounds played: $(scores)"
     lap "six rounds"
+}
 
+step_display() {
+    CHECK="'display unavailable' said once, with its reason"
     # --- display absent: said once, with its reason, over at least two of its 5 s retries
     # (counted from the journal's own time of the line, not from a guess at how long is enough).
     local line t_line since
@@ -285,6 +301,11 @@ print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen
     [[ $said == 1 ]] || fail "'display unavailable' said $said times over two retries (want once)"
     ok "no I2C display: said once in $((since > 11 ? since : 11)) s (retries every 5 s), with its reason: '${line#*: }'"
 
+}
+
+step_puck() {
+    CHECK="SIGKILL restarts with the same scores; wind.source = gpio never looks for a puck"
+    local pid
     # --- a puck the daemon could find, put in place before the restart after SIGKILL: the
     # udev rule's name /dev/pi-companion-puck, here a plain file so that inotify sees every
     # open of it. A puck reader opens it at once at start (then every 0.5-2 s); the default
@@ -320,7 +341,11 @@ print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen
     rm -f /dev/pi-companion-puck
     ok "wind.source = gpio: a findable puck (/dev/pi-companion-puck) never opened in the daemon's first $((up > 5 ? up : 5)) s after the restart, no serial device open"
     lap "SIGKILL, no puck"
+}
 
+step_hang() {
+    CHECK="a hung loop in a live process is restarted by the watchdog"
+    local pid before
     # --- a hung loop in a live process: the watchdog kills and restarts it. The test drop-in
     # sets PI_COMPANION_DEBUG_HANG=1 (never the shipped unit): SIGUSR2 then blocks the box loop
     # thread for ever while the process and its other threads live on. Only a watchdog fed by
@@ -347,8 +372,14 @@ print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen
     [[ $(scores) == "$before" ]] || fail "scores after the watchdog restart: $(scores), before $before"
     ok "hung loop, live process: watchdog timeout, restarted after $elapsed s (WatchdogSec $wd s + RestartSec $rs s; limit $limit s)"
     lap "hung loop (watchdog)"
+}
 
+step_badconfig() {
+    CHECK="a bad config exits 78, no restart loop, the key named"
     # --- a broken config: exit 78 and no restart loop
+    local rs restarts before
+    rs=$(($(prop RestartUSec | sed 's/ms$//;s/s$//')))
+    before=$(scores)
     cp $CONFIG /root/config.good
     printf '[box]\ngame = "no-such-game"\n' > $CONFIG
     systemctl restart $UNIT 2>/dev/null && fail "the service started with a broken config"
@@ -363,6 +394,136 @@ print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen
     [[ $(scores) == "$before" ]] || fail "scores after the config fix: $(scores)"
     lap "broken config"
     ok "broken config: exit 78, failed, NRestarts stays $restarts over $((rs + 2)) s; fixed config resumes the game"
+}
+
+step_ready() {
+    CHECK="READY=1 only once every configured line is requested"
+    # The lines the running daemon holds (the kernel's line info), then the daemon started again
+    # as a transient unit (its user, groups and /proc/cpuinfo as the unit gives them) whose
+    # NOTIFY_SOCKET is the test's, with a full queue: its READY=1 blocks in sendto() until the
+    # test reads it, so the kernel's line info at that moment is the daemon's state at READY.
+    local steady ready pins said
+    steady=$(drive lines) || exit 1
+    systemctl stop $UNIT
+    ready=$(drive ready $CONFIG) || exit 1
+    pins=$("$VENV/bin/python" -c 'import json; from pi_companion.hw.pinmap import load_pinmap; print(json.dumps(load_pinmap()))')
+    said=$(python3 - "$steady" "$ready" "$pins" <<'PY'
+import json, sys
+steady, ready, pins = (json.loads(a) for a in sys.argv[1:4])
+steady = {int(k): v for k, v in steady.items()}
+at_ready = {int(k): v for k, v in ready["at_ready"].items()}
+later = {int(k): v for k, v in ready["a_second_later"].items()}
+buttons = {name: pins[name] for name in ("P1", "P2", "P3", "P4", "YES", "NO", "MENU")}
+missing = {n: l for n, l in buttons.items() if l not in steady}
+if missing:
+    sys.exit(f"the running daemon does not hold the lines of {missing}: {steady}")
+late = sorted(set(steady) - set(at_ready))
+if late:
+    sys.exit(f"READY=1 was sent before lines {late} were requested (requested at READY: {sorted(at_ready)})")
+if later != at_ready:
+    sys.exit(f"lines changed after READY=1: {sorted(at_ready)} -> {sorted(later)}")
+print(f"all {len(steady)} lines the daemon holds were requested when READY=1 was sent "
+      f"(consumer {sorted(set(at_ready.values()))}; held {ready['held_s']:.1f} s in sendto() "
+      f"behind {ready['filled']} datagrams, {ready['start_s']:.1f} s after the start)")
+PY
+) || fail "$said"
+    ok "$said"
+    systemctl start $UNIT || fail "start after the READY check"
+    lap "READY=1 against the kernel's line info"
+}
+
+# dm-delay: the state directory on a device-mapper `delay` target that holds every write and
+# flush for SLOW_MS, the way a slow microSD card's sync does. The winner's lamp is lit at the
+# decision, before the press record is durable, so it must not move by the delay; a judgement
+# (YES) is shown only once durable, so its acknowledgement must move by it (the delay is real).
+SLOW_MS=100
+step_slowsync() {
+    CHECK="the winner's lamp does not wait for the SD card (dm-delay ${SLOW_MS} ms on every sync)"
+    local n=${SLOW_ROUNDS:-12} loop sectors dev mnt=/var/tmp/slow-mnt said sync_ms
+    # Each series ends with P3 (Green) as the Grab Master, as the rounds before it left the game.
+    drive series "$n" "$(prop MainPID)" P3 > /root/lat-plain.json || exit 1
+    modprobe loop && modprobe dm-delay || fail "no loop or dm-delay module"
+    truncate -s 96M /var/tmp/slow.img
+    loop=$(losetup -f --show /var/tmp/slow.img) || fail "losetup"
+    sectors=$(blockdev --getsz "$loop")
+    # No udev sync (the test image has no device-mapper rules to wake dmsetup): the kernel's
+    # devtmpfs gives the device its /dev/dm-N node.
+    dmsetup create --noudevsync pc-slow --table "0 $sectors delay $loop 0 0 $loop 0 $SLOW_MS" \
+        || fail "dmsetup create (delay target)"
+    dev=/dev/$(dmsetup info -c --noheadings -o blkdevname pc-slow)
+    wait_for 30 "$dev" test -b "$dev"
+    mkfs.ext4 -q -E nodiscard "$dev" || fail "mkfs on the delayed device"
+    # The big screen's unit reads the state directory: stopped meanwhile, so that nothing holds
+    # the mounts below.
+    systemctl stop $WEB_UNIT $UNIT
+    mkdir -p $mnt && mount "$dev" $mnt && rmdir $mnt/lost+found || fail "mount the delayed device"
+    cp -a $STATE/. $mnt/ && chown --reference=$STATE $mnt && chmod --reference=$STATE $mnt || fail "copy the state"
+    umount $mnt && mount "$dev" $STATE || fail "mount the delayed device on $STATE"
+    sync_ms=$(python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1] + "/.probe", os.O_WRONLY | os.O_CREAT, 0o600)
+os.write(fd, b"x"); os.fsync(fd)
+os.write(fd, b"y"); t = time.monotonic(); os.fdatasync(fd); print(f"{(time.monotonic() - t) * 1000:.0f}")
+os.close(fd); os.unlink(sys.argv[1] + "/.probe")' $STATE)
+    ((sync_ms >= SLOW_MS)) || fail "an fdatasync on the delayed device took $sync_ms ms, not >= $SLOW_MS"
+    systemctl start $UNIT || fail "start on the delayed state directory"
+    drive series "$n" "$(prop MainPID)" P3 > /root/lat-slow.json || exit 1
+    systemctl stop $UNIT
+    # Back onto the real disk (the next boot has no such device) with what was played meanwhile.
+    umount $STATE && mount "$dev" $mnt && cp -a $mnt/. $STATE/ && umount $mnt || fail "copy the state back"
+    dmsetup remove pc-slow; losetup -d "$loop"; rm -f /var/tmp/slow.img
+    systemctl start $UNIT $WEB_UNIT || fail "start after the delayed device"
+    said=$(python3 - /root/lat-plain.json /root/lat-slow.json $SLOW_MS <<'PY'
+import json, sys
+plain, slow = (json.load(open(f)) for f in sys.argv[1:3])
+delay = int(sys.argv[3])
+def q(rows, key, p):
+    v = sorted(r[key] for r in rows)
+    return v[min(len(v) - 1, int(p * len(v)))]
+lp, ls = q(plain, "cont_to_decision_ms", 0.99), q(slow, "cont_to_decision_ms", 0.99)
+mp, ms = q(plain, "cont_to_decision_ms", 0.5), q(slow, "cont_to_decision_ms", 0.5)
+ap, as_ = q(plain, "yes_to_ack_ms", 0.5), q(slow, "yes_to_ack_ms", 0.5)
+said = (f"lamp at the decision p50 {mp:.1f} -> {ms:.1f} ms, p99 {lp:.1f} -> {ls:.1f} ms "
+        f"(moved {ls - lp:+.1f} ms at p99); YES -> acknowledged p50 {ap:.1f} -> {as_:.1f} ms; n={len(plain)}+{len(slow)}")
+# Under TCG the rounds' own noise is several ms: the bound says the lamp did not wait for a
+# sync (it would move by the whole delay), the acknowledgement did (the delay is real).
+if ls - lp > delay / 2 or ms - mp > delay / 2:
+    sys.exit(f"the winner's lamp waits for the sync: {said}")
+if as_ - ap < delay * 0.8:
+    sys.exit(f"the delay did not reach the judgements (is the state on the delayed device?): {said}")
+print(said)
+PY
+) || fail "$said"
+    ok "dm-delay ${SLOW_MS} ms on every write and flush under $STATE (an fdatasync took $sync_ms ms): $said"
+    cp /root/lat-plain.json $S/slowsync-plain.json; cp /root/lat-slow.json $S/slowsync-slow.json
+    lap "dm-delay: the lamp against a slow sync"
+}
+
+# The quick stage (make system-test BREAK=NAME): one boot, make install once, then only the
+# steps named in /systest/steps (a breakage's own), then the runner's clean power-off.
+stage_quick() {
+    install_box
+    wait_for 120 "$UNIT active after make install" active
+    : > $S/latency.jsonl
+    local step
+    for step in $(cat $S/steps); do
+        ok "step $step"
+        "step_$step"
+    done
+}
+
+stage_play() {
+    wait_for 120 "$UNIT active after boot" active
+    ok "after boot: $UNIT active at uptime $(cut -d' ' -f1 /proc/uptime) s"
+    : > $S/latency.jsonl
+    step_boot
+    step_ready
+    step_rounds
+    step_display
+    step_puck
+    step_hang
+    step_badconfig
+    step_slowsync
 
     # --- a game in progress for the host's hard power-off: judgements acknowledged by the lamps
     round_checked P4 P1
