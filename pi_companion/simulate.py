@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from .assemble import StateDirBusy, assemble, build_config
 from .core.events import Request
-from .web.live import start_web
+from .web.live import start_web, stop_web
 
 TAP_S = 0.08
 LONG_S = 1.2
@@ -310,12 +310,7 @@ def simulate(args: Any) -> int:
         return code
     finally:
         if server is not None:
-            server.terminate()
-            try:
-                server.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop_web(server, 5)
         built.close()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -121,6 +121,16 @@ class Live:
         self.until(lambda: not self.box.engine.rules.is_over(self.box.engine.game))
 
 
+def stop_web(proc: subprocess.Popen[bytes], patience: float) -> None:
+    """SIGTERM the web process and wait `patience` seconds for it, then SIGKILL."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=patience)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def start_web(state: Path, hub_path: Path, log: Any = subprocess.DEVNULL,
               port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """The real `pi-companion web` on loopback (a free port unless given), once it serves a
@@ -180,11 +190,6 @@ def live_box(state: Path, game: str = "grab-bag", options: dict[str, Any] | None
             yield Live(box, hub, factory, base, state, proc, log)
         finally:
             if proc is not None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop_web(proc, 10)
             built.close()
             factory.reset()
