@@ -273,7 +273,7 @@ class Box:
 
     def _use(self, engine: Engine) -> None:
         """Install a new game's engine: its clock starts now, and so does its log."""
-        engine.tunes = self.config.tunes
+        engine.tunes, engine.colours = self.config.tunes, self.config.colours
         self.engine = engine
         self.t0 = self.factory.ticks()
         self.tick_offset = 0.0
@@ -309,7 +309,7 @@ class Box:
             if broken:                        # the engine may be half-changed: fold again
                 engine = self._refold(reader, reader.count)
             self.store.resumed(reader)
-        engine.tunes = self.config.tunes
+        engine.tunes, engine.colours = self.config.tunes, self.config.colours
         self.engine = engine
         self.logged_clock = engine.clock
         self.t0 = self.factory.ticks() - engine.clock   # our clock carries on from the log's
@@ -749,7 +749,7 @@ class Box:
             self.engine.notice = "Cannot undo: game before damaged"[:40]
             return
         log.info("undo: %s is back (%s)", engine.rules.title, source.name)
-        engine.tunes = self.config.tunes
+        engine.tunes, engine.colours = self.config.tunes, self.config.colours
         self.engine = engine
         self.logged_clock = engine.clock
         self.t0 = self.factory.ticks() - engine.clock   # our clock carries on from its log's

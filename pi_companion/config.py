@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.names import name_problem
+from .core.snapshot import DEFAULT_COLOURS, NAMED_COLOURS
 from .core.tunes import DEFAULT_TUNES, parse_tune
 from .games import registry
 from .games.base import OptionError
@@ -48,6 +49,7 @@ class Config:
     rotate: int = 0
     sound: bool = True
     tunes: tuple[str, ...] = DEFAULT_TUNES      # each player's buzz tune, P1 first
+    colours: tuple[str, ...] = DEFAULT_COLOURS  # each player button's colour (#rrggbb), P1 first
     wind_source: str = "gpio"
     puck_port: str = ""
     pins: dict[str, int] = field(default_factory=dict)
@@ -160,6 +162,23 @@ def _players(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _colours(value: Any) -> tuple[str, ...]:
+    """[box] colours = { P1 = "red", P5 = "#ff8800" }: the buttons' colours, for the big
+    screen's badges (players not named keep the default order red, blue, green, yellow, ...)."""
+    if not isinstance(value, dict):
+        raise ValueError('must be a table like { P1 = "red", P2 = "#3e8ef7" }')
+    colours = list(DEFAULT_COLOURS)
+    for key, text in value.items():
+        if key not in [f"P{i}" for i in range(1, 9)]:
+            raise ValueError(f"{key}: must be P1 to P8")
+        named = NAMED_COLOURS.get(text.lower()) if isinstance(text, str) else None
+        if named is None and not (isinstance(text, str) and len(text) == 7 and text[0] == "#"
+                                  and all(c in "0123456789abcdefABCDEF" for c in text[1:])):
+            raise ValueError(f"{key}: must be #rrggbb or one of {', '.join(NAMED_COLOURS)}")
+        colours[int(key[1:]) - 1] = named or text.lower()
+    return tuple(colours)
+
+
 def _tunes(value: Any) -> tuple[str, ...]:
     """[sound] tunes = { P1 = "C5 E5", P3 = "G4 G5" }: players not named keep their default."""
     if not isinstance(value, dict):
@@ -194,6 +213,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "state_dir": ("state_dir", _path),
         "history": ("history", _int(0, 1000)),
         "pinmap": ("pinmap", _pinmap),
+        "colours": ("colours", _colours),
     },
     "input": {"debounce_ms": ("debounce_ms", _num(5, 50))},
     "display": {

@@ -4,6 +4,8 @@ from __future__ import annotations
 import tomllib
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import run_cli
 from pi_companion.config import Config, ConfigError, load_config, parse_config, template_text
@@ -101,3 +103,28 @@ def test_config_template_pin_examples_agree_with_the_pin_map():
     for name, value in examples:
         assert pins[name.strip()] == int(value), f"config template says {name.strip()} = {value.strip()}"
     assert Config().pins == {}          # no pin defaults of its own: the map is the default
+
+
+def test_button_colours_by_name_or_hex_and_bad_ones_named_in_one_line():
+    from pi_companion.core.snapshot import DEFAULT_COLOURS
+    assert Config().colours == DEFAULT_COLOURS
+    got = parse_config({"box": {"colours": {"P1": "Pink", "P8": "#A0B1C2"}}}).colours
+    assert got == ("#e93d82", *DEFAULT_COLOURS[1:7], "#a0b1c2")
+    for bad, words in [({"P9": "red"}, "P9: must be P1 to P8"), ({"P1": "mauve"}, "P1: must be #rrggbb"),
+                       ({"P1": "#12345g"}, "P1: must be #rrggbb"), ({"P1": 3}, "P1: must be #rrggbb"),
+                       (["red"], "must be a table")]:
+        with pytest.raises(ConfigError) as err:
+            parse_config({"box": {"colours": bad}})
+        assert words in str(err.value) and "box.colours" in str(err.value) and "\n" not in str(err.value)
+
+
+@given(st.dictionaries(st.text(max_size=4), st.one_of(st.text(max_size=9), st.integers()), max_size=4))
+def test_any_colours_table_is_taken_or_refused_in_one_line(table):
+    """Whatever a hand-edited config holds, colours parse to 8 #rrggbb strings or one ConfigError."""
+    import re
+    try:
+        got = parse_config({"box": {"colours": table}}).colours
+    except ConfigError as err:
+        assert "\n" not in str(err)
+        return
+    assert len(got) == 8 and all(re.fullmatch("#[0-9a-f]{6}", c) for c in got)

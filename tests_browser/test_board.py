@@ -235,3 +235,22 @@ def test_eight_players_with_long_names_fit_every_screen(tmp_path, need_browser):
                 driver.save_screenshot(str(tmp_path / f"eight-{label}-{size_name}.png"))
                 assert not problems, f"eight players, {label}, {size_name} {size}: {problems[:6]}"
             assert len(driver.find_elements("css selector", "#players .player")) == 8
+
+
+def test_each_badge_has_the_colour_of_that_players_button(tmp_path, need_browser):
+    """[box] colours (the buttons' caps) reach the TV: each badge is drawn in its player's
+    colour, with dark figures on a light one; a player the config does not name keeps the
+    default order (P3 green)."""
+    from dataclasses import replace as with_
+    from pi_companion.config import Config, parse_config
+    colours = parse_config({"box": {"colours": {"P1": "#123456", "P2": "white"}}}).colours
+    config = with_(Config(players=("Ada", "Ben", "Cy"), game="grab-bag", seed=1, sound=False),
+                   colours=colours)
+    with live_box(tmp_path, config=config) as live, headless.chromium(*SCREENS["tv"]) as driver:
+        webshots._open(driver, live.base, "/", SCREENS["tv"])
+        wait(driver, lambda d: len(d.find_elements("css selector", ".players .badge")) == 3)
+        badges = driver.find_elements("css selector", ".players .badge")
+        shown = [(b.text, b.value_of_css_property("background-color"), "light" in b.get_attribute("class"))
+                 for b in badges]
+        assert shown == [("1", "rgba(18, 52, 86, 1)", False), ("2", "rgba(238, 238, 238, 1)", True),
+                         ("3", "rgba(48, 164, 108, 1)", False)], shown

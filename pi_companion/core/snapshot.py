@@ -31,6 +31,13 @@ SCORE_WINS = {"grab-bag": "high", "all-wound-up": "high", "hands-up": "low"}   #
 TURN_KEYS = ("current", "grab_master", "grabber")
 VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "NO WIND"}
 HANDS_UP_VERDICTS = {"theft": "theft", "false-alarm": "false alarm", "police": "police"}
+# The players' button colours, P1 first (the lamps' caps): the big screen draws each player's
+# badge in it, with the number inside (colour is never the only sign). [box] colours overrides.
+NAMED_COLOURS = {"red": "#e5484d", "blue": "#3e8ef7", "green": "#30a46c", "yellow": "#f5d90a",
+                 "orange": "#f76b15", "purple": "#a070e0", "white": "#eeeeee", "cyan": "#00c2d7",
+                 "pink": "#e93d82", "black": "#3a3f45"}
+DEFAULT_COLOURS = tuple(NAMED_COLOURS[c] for c in
+                        ("red", "blue", "green", "yellow", "orange", "purple", "white", "cyan"))
 HOLD_COLOURS = {"stop": "blue", "dice": "green", "start": "grey", "gift": "yellow", "stack": "red"}
 QUARTERS = ("", "\u00bc", "\u00bd", "\u00be")
 
@@ -57,6 +64,7 @@ def table_view(engine: Any) -> dict[str, Any]:
         turn = check["player"] if check else report.get("guide", {}).get("bidder")
     lit = engine.lit()
     tunes = tuple(getattr(engine, "tunes", ()) or ())
+    colours = tuple(getattr(engine, "colours", ()) or ()) or DEFAULT_COLOURS
     judging = bool(getattr(getattr(engine, "table", None), "judging", False))
     notes = player_notes(report)
     view: dict[str, Any] = {
@@ -68,7 +76,8 @@ def table_view(engine: Any) -> dict[str, Any]:
         "winners": list(report["winners"]),
         "players": [{"name": p, "score": None if per_player is None else per_player.get(p),
                      "lit": i in lit, "turn": p == turn and not report["over"], "n": i + 1,
-                     "tune": tunes[i] if i < len(tunes) else "", "note": notes.get(p, "")}
+                     "tune": tunes[i] if i < len(tunes) else "", "note": notes.get(p, ""),
+                     "colour": colours[i % len(colours)]}
                     for i, p in enumerate(players)],
         "score_label": label if per_player is not None else "",
         "score_wins": SCORE_WINS.get(name, "") if per_player is not None else "",

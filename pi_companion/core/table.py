@@ -92,6 +92,7 @@ class Tabletop:
         self.restore_asked = False
         self.menu: Menu | None = None
         self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
+        self.colours: tuple[str, ...] = ()               # their buttons' colours (the config's)
         self.notice = ""
         self.web: tuple[str, ...] = ("", "")     # QR: board, host link; text: NAME.local, IP (hub.links)
         self.shutdown_requested = False

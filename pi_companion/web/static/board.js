@@ -14,16 +14,21 @@
   const text = (el, s) => { if (el) el.textContent = s; };
   let delay = 250;
 
-  // The players' button colours, P1 first; the number in the badge says the same (colour is
-  // never the only sign of who is who).
+  // Each player's button colour (the box's [box] colours, P1 first); the number in the badge
+  // says the same (colour is never the only sign of who is who).
   const COLOURS = ["#e5484d", "#3e8ef7", "#30a46c", "#f5d90a", "#f76b15", "#a070e0", "#eeeeee", "#00c2d7"];
-  const DARK_TEXT = new Set([3, 6, 7]);
+
+  function light(hex) {            // dark figures on a light colour (yellow, white, cyan)
+    const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.6;
+  }
 
   function badge(p) {
     const b = document.createElement("span");
     b.className = "badge";
-    b.style.setProperty("--pc", COLOURS[(p.n - 1) % COLOURS.length]);
-    if (DARK_TEXT.has((p.n - 1) % COLOURS.length)) b.classList.add("light");
+    const colour = /^#[0-9a-f]{6}$/.test(p.colour || "") ? p.colour : COLOURS[(p.n - 1) % COLOURS.length];
+    b.style.setProperty("--pc", colour);
+    if (light(colour)) b.classList.add("light");
     text(b, String(p.n));
     return b;
   }
