@@ -222,3 +222,35 @@ def test_whatever_the_port_says_the_box_plays_on(puck_box, caplog):
     press(factory, "P1")
     assert wait_for(lambda: box.engine.report()["phase"] == "winding")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+def test_with_wind_source_gpio_a_plugged_in_puck_is_never_opened(mock_factory, tmp_path):
+    """wind.source = "gpio": the turntable is on the hall pins; a puck on the configured port,
+    greeting and counting, is never opened - the box writes nothing to it, learns nothing from
+    it, and counts from its pins."""
+    link = str(tmp_path / "puck")
+    puck = Puck(link)
+    config = Config(game="all-wound-up", players=("Ada", "Ben"), seed=1, sound=False,
+                    wind_source="gpio", puck_port=link)
+    box = Box(config, mock_factory, Display(lambda: open_device("dummy")),
+              store=GameLog(tmp_path / "state"))
+    box.start()
+    try:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:                  # a puck that talks and talks
+            puck.send(proto.Hello(proto.VERSION, "boot1"))
+            puck.counts("boot1", 5)
+            time.sleep(0.1)
+        written = b""
+        if select.select([puck.master], [], [], 0.2)[0]:
+            try:
+                written = os.read(puck.master, 4096)
+            except OSError:                                 # EIO: no one has the port open
+                pass
+        assert written == b"", written                      # nothing written back
+        assert box.engine.puck_connected is not True and box.engine.puck is None
+        assert box.inputs.get("HALL_A") is not None               # the hall pins are claimed
+        assert box.puck is None, "wind.source = gpio, yet the box opened a puck reader"
+    finally:
+        box.close()
+        puck.unplug()
