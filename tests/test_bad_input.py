@@ -200,7 +200,7 @@ def test_bad_configs_through_check_and_run(tmp_path, raw, message):
     for args in (["config", "check", str(path)],
                  ["run", "--config", str(path), "--pins", "mock", "--display", "dummy"]):
         out = run_cli(*args)
-        assert out.returncode == 78, out.stderr
+        assert out.returncode == 78, f"a bad config must exit 78 (EX_CONFIG: systemd does not restart it), got {out.returncode}: {out.stderr}"
         assert one_line(out.stderr) and message in out.stderr, out.stderr
         assert out.stdout == ""
 
