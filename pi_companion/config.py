@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.names import name_problem
-from .core.snapshot import DEFAULT_COLOURS, NAMED_COLOURS
+from .core.colours import DEFAULT_COLOURS, NAMED_COLOURS
 from .core.tunes import DEFAULT_TUNES, parse_tune
 from .games import registry
 from .games.base import OptionError

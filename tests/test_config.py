@@ -106,7 +106,7 @@ def test_config_template_pin_examples_agree_with_the_pin_map():
 
 
 def test_button_colours_by_name_or_hex_and_bad_ones_named_in_one_line():
-    from pi_companion.core.snapshot import DEFAULT_COLOURS
+    from pi_companion.core.colours import DEFAULT_COLOURS
     assert Config().colours == DEFAULT_COLOURS
     got = parse_config({"box": {"colours": {"P1": "Pink", "P8": "#A0B1C2"}}}).colours
     assert got == ("#e93d82", *DEFAULT_COLOURS[1:7], "#a0b1c2")

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .colours import DEFAULT_COLOURS
+
 VERSION = 2
 
 # The report key holding each game's per-player standing, and what the page calls it.
@@ -31,13 +33,6 @@ SCORE_WINS = {"grab-bag": "high", "all-wound-up": "high", "hands-up": "low"}   #
 TURN_KEYS = ("current", "grab_master", "grabber")
 VERDICT_WORDS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "NO WIND"}
 HANDS_UP_VERDICTS = {"theft": "theft", "false-alarm": "false alarm", "police": "police"}
-# The players' button colours, P1 first (the lamps' caps): the big screen draws each player's
-# badge in it, with the number inside (colour is never the only sign). [box] colours overrides.
-NAMED_COLOURS = {"red": "#e5484d", "blue": "#3e8ef7", "green": "#30a46c", "yellow": "#f5d90a",
-                 "orange": "#f76b15", "purple": "#a070e0", "white": "#eeeeee", "cyan": "#00c2d7",
-                 "pink": "#e93d82", "black": "#3a3f45"}
-DEFAULT_COLOURS = tuple(NAMED_COLOURS[c] for c in
-                        ("red", "blue", "green", "yellow", "orange", "purple", "white", "cyan"))
 HOLD_COLOURS = {"stop": "blue", "dice": "green", "start": "grey", "gift": "yellow", "stack": "red"}
 QUARTERS = ("", "\u00bc", "\u00bd", "\u00be")
 

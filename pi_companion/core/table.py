@@ -21,6 +21,7 @@ from .game import Catalogue, Game
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .names import name_problem
 from .records import SEATS
+from .colours import DEFAULT_COLOURS
 from .tunes import DEFAULT_TUNES, buzz_sound
 
 # The short list of names MENU > Players offers besides P1..P8 and the names at the table.
@@ -92,7 +93,7 @@ class Tabletop:
         self.restore_asked = False
         self.menu: Menu | None = None
         self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
-        self.colours: tuple[str, ...] = ()               # their buttons' colours (the config's)
+        self.colours: tuple[str, ...] = DEFAULT_COLOURS  # their buttons' colours (the config's)
         self.notice = ""
         self.web: tuple[str, ...] = ("", "")     # QR: board, host link; text: NAME.local, IP (hub.links)
         self.shutdown_requested = False
