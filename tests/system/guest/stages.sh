@@ -107,7 +107,7 @@ install_box() {
     # buzz window wide enough for the rounds' 20 ms gap and a loaded host's jitter, and the
     # big screen on (make install then enables and starts its unit).
     mkdir -p /etc/pi-companion
-    printf '[box]\nseed = 7\n\n[games.grab-bag]\nsettle_ms = 50\n\n[web]\nenabled = true\n' > $CONFIG
+    printf '[box]\nseed = 7\n\n[games.grab-bag]\nsettle_ms = 50\ncards = 60\n\n[web]\nenabled = true\n' > $CONFIG
     sha256sum $CONFIG > /root/config.sum
     lap "copy the checkout and wheels"
     local t=$SECONDS
@@ -443,7 +443,8 @@ SLOW_MS=100
 step_slowsync() {
     CHECK="the winner's lamp does not wait for the SD card (dm-delay ${SLOW_MS} ms on every sync)"
     local n=${SLOW_ROUNDS:-12} loop sectors dev mnt=/var/tmp/slow-mnt said sync_ms
-    # Each series ends with P3 (Green) as the Grab Master, as the rounds before it left the game.
+    # Each series ends with P3 (Green) as the Grab Master, as the rounds before it left the game
+    # (the test config deals 60 cards: 7 rounds before, then 2 series, must not end the game).
     drive series "$n" "$(prop MainPID)" P3 > /root/lat-plain.json || exit 1
     modprobe loop && modprobe dm-delay || fail "no loop or dm-delay module"
     truncate -s 96M /var/tmp/slow.img
