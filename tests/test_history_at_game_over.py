@@ -1,7 +1,7 @@
 """A finished game is in history/ at its game over, not only once the next game starts: the real
 box (loop thread, game log on disk, mock pins: pi_companion.web.live) played to the end. The
 copy goes away when an undo takes the game out of its game over, comes back with the same
-name when it ends again, and the next game moves the log over it under that name. A copy the
+number when it ends again (its time in the name is the new end's), and the next game moves the log over it under that name. A copy the
 disk refuses is one journal line; the game plays on and reaches history/ with the next game."""
 from __future__ import annotations
 
@@ -60,8 +60,9 @@ def test_a_finished_game_is_in_history_at_game_over(tmp_path):
         live.box.put_host_command(HostCommand(0.0, "undo"))            # out of the game over
         live.until(lambda: not live.box.engine.rules.is_over(live.box.engine.game))
         listed(live, [])
-        judged(live)                                                   # and over again
-        listed(live, [name])
+        judged(live)                                                   # and over again: the same
+        listed(live, [name[:len("game-000001")]])                       # number (its time is the new end's)
+        name = history_files(state / "history")[0].name
         log_now = (state / "current.log").read_bytes()
         next_game(live)
         files = history_files(state / "history")
