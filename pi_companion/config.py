@@ -4,6 +4,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from .core.names import name_problem
@@ -162,39 +163,47 @@ def _players(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _per_button(value: Any, defaults: tuple[str, ...], example: str,
+                each: Callable[[Any], str]) -> tuple[str, ...]:
+    """A table { P1 = ..., P3 = ... } over `defaults` (P1 first): each value through `each`
+    (ValueError: why, said after its key); buttons not named keep their default."""
+    if not isinstance(value, dict):
+        raise ValueError(f"must be a table like {example}")
+    out = list(defaults)
+    for key, item in value.items():
+        if key not in [f"P{i}" for i in range(1, 9)]:
+            raise ValueError(f"{key}: must be P1 to P8")
+        try:
+            out[int(key[1:]) - 1] = each(item)
+        except ValueError as err:
+            raise ValueError(f"{key}: {err}") from None
+    return tuple(out)
+
+
+def _colour(text: Any) -> str:
+    named = NAMED_COLOURS.get(text.lower()) if isinstance(text, str) else None
+    if named is None and not (isinstance(text, str) and len(text) == 7 and text[0] == "#"
+                              and all(c in "0123456789abcdefABCDEF" for c in text[1:])):
+        raise ValueError(f"must be #rrggbb or one of {', '.join(NAMED_COLOURS)}")
+    return named or text.lower()
+
+
 def _colours(value: Any) -> tuple[str, ...]:
     """[box] colours = { P1 = "red", P5 = "#ff8800" }: the buttons' colours, for the big
     screen's badges (players not named keep the default order red, blue, green, yellow, ...)."""
-    if not isinstance(value, dict):
-        raise ValueError('must be a table like { P1 = "red", P2 = "#3e8ef7" }')
-    colours = list(DEFAULT_COLOURS)
-    for key, text in value.items():
-        if key not in [f"P{i}" for i in range(1, 9)]:
-            raise ValueError(f"{key}: must be P1 to P8")
-        named = NAMED_COLOURS.get(text.lower()) if isinstance(text, str) else None
-        if named is None and not (isinstance(text, str) and len(text) == 7 and text[0] == "#"
-                                  and all(c in "0123456789abcdefABCDEF" for c in text[1:])):
-            raise ValueError(f"{key}: must be #rrggbb or one of {', '.join(NAMED_COLOURS)}")
-        colours[int(key[1:]) - 1] = named or text.lower()
-    return tuple(colours)
+    return _per_button(value, DEFAULT_COLOURS, '{ P1 = "red", P2 = "#3e8ef7" }', _colour)
+
+
+def _tune(text: Any) -> str:
+    if not isinstance(text, str):
+        raise ValueError('must be a string of notes like "C5 E5"')
+    parse_tune(text)
+    return text
 
 
 def _tunes(value: Any) -> tuple[str, ...]:
     """[sound] tunes = { P1 = "C5 E5", P3 = "G4 G5" }: players not named keep their default."""
-    if not isinstance(value, dict):
-        raise ValueError('must be a table like { P1 = "C5 E5", P2 = "E5 C5" }')
-    tunes = list(DEFAULT_TUNES)
-    for key, text in value.items():
-        if key not in [f"P{i}" for i in range(1, 9)]:
-            raise ValueError(f"{key}: must be P1 to P8")
-        if not isinstance(text, str):
-            raise ValueError(f"{key}: must be a string of notes like \"C5 E5\"")
-        try:
-            parse_tune(text)
-        except ValueError as err:
-            raise ValueError(f"{key}: {err}") from None
-        tunes[int(key[1:]) - 1] = text
-    return tuple(tunes)
+    return _per_button(value, DEFAULT_TUNES, '{ P1 = "C5 E5", P2 = "E5 C5" }', _tune)
 
 
 def _hosts(v: Any) -> tuple[str, ...]:
