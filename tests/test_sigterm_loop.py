@@ -4,7 +4,8 @@ Each try starts `pi-companion run --pins mock --display dummy` as a fresh interp
 fake systemd (NOTIFY_SOCKET), waits a random time between 0 and twice its start -> READY time
 (so the signal lands in the imports, in the start-up, around READY and the main thread's first
 sleep, and on an idle box; every tenth try right after READY, which also measures that time
-anew), and sends one SIGTERM. Half the tries send it as `kill` does (the
+anew; every fourth try a random time after READY, to a thread other than the main one, so
+that the case that hung is never left to chance), and sends one SIGTERM. Half the other tries send it as `kill` does (the
 kernel picks the thread, almost always the main one); the other half hand it to a thread other
 than the main one, picked at random (tgkill), which is what the kernel does when the main
 thread has the signal blocked or another one pending: the case that left the daemon asleep
@@ -59,8 +60,12 @@ def ready_seen(sock: socket.socket) -> bool:
             return seen
 
 
-def one_try(tmp: Path, delay: float | None, rng: random.Random) -> dict:
-    """One daemon, one SIGTERM `delay` s after its start (None: right after READY)."""
+def one_try(tmp: Path, delay: float | None, rng: random.Random,
+            after_ready: float | None = None) -> dict:
+    """One daemon, one SIGTERM `delay` s after its start (None: right after READY).
+
+    With `after_ready`, the signal goes `after_ready` s after READY, always to a thread other
+    than the main one: the case that hung, tried on purpose rather than left to chance."""
     tmp.mkdir()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(tmp / "notify.sock"))
@@ -72,15 +77,16 @@ def one_try(tmp: Path, delay: float | None, rng: random.Random) -> dict:
                             env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
-        if delay is None:
+        if delay is None or after_ready is not None:
             sock.settimeout(30)
             while sock.recv(4096) != b"READY=1":
                 pass
+            time.sleep(after_ready or 0.0)
         else:
             time.sleep(max(0.0, delay - (time.monotonic() - start)))
         sock.setblocking(False)
-        ready = ready_seen(sock)
-        to_thread = rng.random() < 0.5
+        ready = ready_seen(sock) or (delay is None or after_ready is not None)
+        to_thread = after_ready is not None or rng.random() < 0.5
         others = [t for t in threads(proc.pid) if t != proc.pid]
         target = rng.choice(others) if to_thread and others else None
         sent = time.monotonic()
@@ -112,6 +118,8 @@ def sigterm_loop(tmp_path: Path, tries: int) -> None:
         if i % 10 == 0:                          # right after READY: also follows the machine's load
             result = one_try(tmp_path / f"t{i}", None, rng)
             ready_s = 0.7 * ready_s + 0.3 * result["elapsed"]
+        elif i % 4 == 1:                         # the box up, a non-main thread: never left to chance
+            result = one_try(tmp_path / f"t{i}", None, rng, after_ready=rng.uniform(0, ready_s))
         else:
             result = one_try(tmp_path / f"t{i}", rng.uniform(0, 2 * ready_s), rng)
         results.append(result)
@@ -132,7 +140,8 @@ def sigterm_loop(tmp_path: Path, tries: int) -> None:
                    f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         assert os.getloadavg()[0] > (os.cpu_count() or 1), message
         warnings.warn(message)
-    # The case that hung: the box up and the signal on a thread other than the main one.
+    # The case that hung: the box up and the signal on a thread other than the main one (every
+    # fourth try is made so; this fails only if the box had no thread but the main one).
     assert sum(r["ready"] and not r["main"] for r in results) >= tries // 8, \
         "too few tries hit a running box on a non-main thread to mean anything"
 
