@@ -48,6 +48,6 @@ journalctl -b -u pi-companion-setup.service -u pi-companion-growfs.service --no-
     | sed 's/^/IMAGE-TEST: setup| /'
 say "gpiochip: $(ls -l /dev/gpiochip* 2>&1 | awk '{print $1, $3, $4, $NF}' | tr '\n' ';')"
 say "failed units: $(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
-journalctl -b -p err --no-pager -o short-monotonic | sed 's/^/IMAGE-TEST: err| /'
+journalctl -b -p err --no-pager --no-hostname -o short-monotonic | sed 's/^/IMAGE-TEST: err| /'
 say "root: $(df -m / | awk 'NR==2 {print $2 " MiB, " $3 " MiB used"}')"
 say "DONE"
