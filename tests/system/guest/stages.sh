@@ -410,7 +410,7 @@ step_ready() {
     systemctl stop $UNIT
     ready=$(drive ready $CONFIG) || exit 1
     pins=$("$VENV/bin/python" -c 'import json; from pi_companion.hw.pinmap import load_pinmap; print(json.dumps(load_pinmap()))')
-    said=$(python3 - "$steady" "$ready" "$pins" <<'PY'
+    said=$(python3 - "$steady" "$ready" "$pins" 2>&1 <<'PY'
 import json, sys
 steady, ready, pins = (json.loads(a) for a in sys.argv[1:4])
 steady = {int(k): v for k, v in steady.items()}
@@ -477,7 +477,7 @@ os.close(fd); os.unlink(sys.argv[1] + "/.probe")' $STATE)
     umount $STATE && mount "$dev" $mnt && cp -a $mnt/. $STATE/ && umount $mnt || fail "copy the state back"
     dmsetup remove pc-slow; losetup -d "$loop"; rm -f /var/tmp/slow.img
     systemctl start $UNIT $WEB_UNIT || fail "start after the delayed device"
-    said=$(python3 - /root/lat-plain.json /root/lat-slow.json $SLOW_MS <<'PY'
+    said=$(python3 - /root/lat-plain.json /root/lat-slow.json $SLOW_MS 2>&1 <<'PY'
 import json, sys
 plain, slow = (json.load(open(f)) for f in sys.argv[1:3])
 delay = int(sys.argv[3])
