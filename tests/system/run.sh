@@ -259,11 +259,12 @@ until_file() {
         sleep 0.5
     done
 }
-# until_off STAGE SECONDS: wait for QEMU to exit by itself
+# until_off STAGE SECONDS [CLAIM]: wait for QEMU to exit by itself (CLAIM: what its failing to
+# says is false, named in the failure as the guest's checks name theirs)
 until_off() {
     local end=$(($(date +%s) + $2))
     while vm_running; do
-        (($(date +%s) < end)) || died "$1" "stage $1: the VM did not power off within $2 s"
+        (($(date +%s) < end)) || died "$1" "${3:+[$3] }stage $1: the VM did not power off within $2 s"
         sleep 0.5
     done
     wait "$QEMU_PID" 2>/dev/null || true
@@ -291,7 +292,7 @@ boot install
 until_file install menu-held 900
 lap "boot 1: install (boot, make install x2, checks)"
 MENU_T=$(date +%s)
-until_off install 120
+until_off install 120 "MENU held powers the box off"
 show install
 # The serial console carries the journal in this boot: logind granted the power-off (it says
 # so only once polkit has said yes), and the kernel powered the machine down (not a crash).
