@@ -585,14 +585,22 @@ class Box:
             # (`feed` would fire it first too), so its buzz is shown at once and this input's
             # own effects wait for its record as usual.
             window = self.engine.window
+            asked = False
             if window is not None and window.due <= event.t and not isinstance(event, Pending):
                 mark = self._mark()
+                # `feed` clears the engine's "undo found nothing" flag, then fires the timers
+                # due: one of them (a long NO) may set it. Fired here instead, the flag they set
+                # must outlive the `feed` below, as the fold of this input's record has it.
+                self.engine.restore_asked = False
                 early += self.engine.advance(event.t)
+                asked = self.engine.restore_asked
                 if self._decided(mark, early):
                     self._show_now(early)
                     early = []
             mark = self._mark()
             effects = early + self.engine.feed(event)
+            if asked:
+                self.engine.restore_asked = True
             if self._decided(mark, effects):    # an awaited press in flight arrived and closed it
                 self._show_now(effects)
                 effects = []
