@@ -36,6 +36,8 @@ __all__ = ["BUTTONS", "HOLD_S", "LONG_S", "NAME_MAX", "PENDING_GRACE_S", "STEPS_
            "Table", "Window", "fold_records"]
 
 COUNTDOWN_AFTER_S = 0.5     # MENU held this long: the screen counts down to the power-off
+_BUZZ_TUNES: dict[int, Sound] = {}   # player -> their buzz's (immutable) effect, made once
+                                     # (a frozen event costs ~3 000 instructions to make)
 
 
 class Engine(Tabletop):
@@ -327,7 +329,10 @@ class Engine(Tabletop):
         if window.waiting:
             self.unheard.update(b for b, heard in window.waiting.items() if not heard)
         buzz, rng = decide(window.presses, self.table.rng)
-        self._effects.append(Sound(buzz_sound(buzz.winner)))      # each player's own tune
+        tune = _BUZZ_TUNES.get(buzz.winner)                       # each player's own tune
+        if tune is None:
+            tune = _BUZZ_TUNES[buzz.winner] = Sound(buzz_sound(buzz.winner))
+        self._effects.append(tune)
         self._step(Buzz(buzz.winner_t, buzz.winner), rng=rng, judging=True, eligible=window.eligible,
                    last_buzz=buzz, earlier=self._earlier())
 
