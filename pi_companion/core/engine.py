@@ -289,7 +289,8 @@ class Engine(Tabletop):
         # closed by its settle timer, not by a judgement): this press opens the next window.
         if player in eligible:
             self.window = Window(self.clock + self.rules.settle_s(table.game), eligible, {player: t})
-            self._step(BuzzOpened(self.clock))
+            if self.rules.hears_buzz_opened:
+                self._step(BuzzOpened(self.clock))
         else:
             super()._player_press(player, t)
 
