@@ -9,10 +9,17 @@ the kernel: it is a yardstick for the loop's own work, not a time).
 Ours: the real Box on gpiozero MockFactory pins with the durable game log on a real file, Grab
 Bag, the default 2 ms settle window; each buzz is a press and its window's close, driven through
 the loop's own `_turn` on one thread (the wait for the window happens, the frame and the reset
-between buzzes are not counted). Callgrind collects only while `functools.reduce` runs, which
-calls the measured turns (`--toggle-collect`). Baseline, same run, same way: a bare gpiozero
+between buzzes are not counted). The reset is the engine's `new_game` with the lamps set to its
+first screen, as the box sets them for a new game (`Box.request`): until December 2026 they were
+left as the last buzz had them, so every counted press also relit three seekers' lamps and
+waited for its own record to be durable first, ~11 % of the count that no real press pays.
+Callgrind collects only while `functools.reduce` runs, which calls the measured turns
+(`--toggle-collect`). Baseline, same run, same way: a bare gpiozero
 `Button.when_pressed = led.on` press. Skipped without valgrind, or when the interpreter has no
 symbol for `functools_reduce` (a stripped build: nothing is collected).
+
+`--spin` counts a fast spin instead (issue 27 item 3, `spin`): instructions per hall edge at
+80 edges a second with a frame every 1/30 s, the edges' handling and the frames apart.
 """
 from __future__ import annotations
 
@@ -65,6 +72,7 @@ def buzzes(count: int) -> None:
                 button.drive_high()
                 box._turn()
                 box.engine.new_game()
+                box.leds.show(box.engine.lit())    # as the box does for a new game
                 box.stale = True
                 Jump.offset += 0.010
         finally:
@@ -99,13 +107,68 @@ def gpiozero_presses(count: int) -> None:
         factory.reset()
 
 
+SPIN_PERIODS = 30                 # frame periods of a spin at 80 edges/s: 3, 3, 2 edges each
+
+
+def spin(periods: int, part: str) -> None:
+    """In the child under callgrind: a fast spin (#27 item 3), one thread. All Wound Up's check
+    open, the log on a real file, luma's dummy OLED; each 1/30 s frame period the hall pins give
+    3, 3 or 2 edges (80 a second), the loop takes them (`Box.handle`, as `_turn` does once the
+    frame's time has come) and draws one frame. `part` says what is counted: the edges' handling
+    (`edges`) or the frames (`frames`); 10 periods first, not counted."""
+    import queue
+    sys.path.insert(0, str(HERE))
+    from hall import FORWARD, open_check
+    from harness import PLAYERS, ROOT, Jump, JumpFactory, WatchedPin, make_box
+
+    from pi_companion.config import Config
+    from pi_companion.store import GameLog
+    factory = JumpFactory(pin_class=WatchedPin)
+    config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False,
+                    games={"all-wound-up": {"settle_ms": 10000}})
+    with tempfile.TemporaryDirectory(prefix="bench-instructions-", dir=ROOT) as state:
+        store = GameLog(state)
+        box = make_box(config, factory, store=store)
+        drive = open_check(factory)
+
+        def take(_a: Any = 0, _b: Any = 0) -> None:
+            if box.inbox.snoozing:
+                box.inbox.wake()
+            while True:
+                try:
+                    item = box.queue.get_nowait()
+                except queue.Empty:
+                    return
+                if item is not None:
+                    box.handle(item)
+
+        def frame(_a: Any = 0, _b: Any = 0) -> None:
+            box.draw()
+
+        try:
+            take()
+            frame()
+            edge = 0
+            for k in range(10 + periods):
+                for _ in range((3, 3, 2)[k % 3]):
+                    drive[FORWARD[edge % 4]]()
+                    edge += 1
+                functools.reduce(take, [0, 1]) if k >= 10 and part == "edges" else take()
+                store.wait()
+                functools.reduce(frame, [0, 1]) if k >= 10 and part == "frames" else frame()
+                Jump.offset += 1 / 30
+        finally:
+            box.close()
+            factory.reset()
+
+
 def counted(kind: str, count: int) -> int | None:
     """Instructions callgrind counted inside `functools.reduce` for the child `kind`."""
     with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as tmp:
         out = Path(tmp) / "callgrind.out"
         subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no",
                         "--toggle-collect=functools_reduce", f"--callgrind-out-file={out}",
-                        sys.executable, str(Path(__file__).resolve()), "--child", kind, str(count)],
+                        sys.executable, str(Path(__file__).resolve()), "--child", *kind.split(), str(count)],
                        check=True, capture_output=True, timeout=900)
         match = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
         total = int(match.group(1)) if match else 0
@@ -122,8 +185,26 @@ def run() -> dict[str, Any]:
     return {"buzzes": BUZZES, "per_buzz": ours / BUZZES, "gpiozero_per_press": floor / BUZZES}
 
 
+def run_spin() -> dict[str, Any]:
+    """Instructions per hall edge of a spin at 80 edges/s (not in `make bench`'s table: issue 27
+    item 3's load-independent figure): the edges' handling, the frames, and their sum."""
+    if shutil.which("valgrind") is None:
+        return {"skipped": "valgrind not installed"}
+    edges = sum((3, 3, 2)[k % 3] for k in range(10, 10 + SPIN_PERIODS))
+    handling, frames = counted("spin edges", SPIN_PERIODS), counted("spin frames", SPIN_PERIODS)
+    if handling is None or frames is None:
+        return {"skipped": "callgrind counted nothing (an interpreter without symbols)"}
+    return {"edges": edges, "frames": SPIN_PERIODS, "handling_per_edge": handling / edges,
+            "frames_per_edge": frames / edges, "per_frame": frames / SPIN_PERIODS,
+            "per_edge": (handling + frames) / edges}
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
         {"buzz": buzzes, "gpiozero": gpiozero_presses}[sys.argv[2]](int(sys.argv[3]))
+    elif len(sys.argv) == 5 and sys.argv[1] == "--child" and sys.argv[2] == "spin":
+        spin(int(sys.argv[4]), sys.argv[3])
+    elif sys.argv[1:] == ["--spin"]:
+        print(run_spin())
     else:
         print(run())

@@ -361,10 +361,14 @@ class Box:
         durable: nobody has acted on that buzz yet."""
         window, buzz, undo = mark
         engine = self.engine
-        return (window is not None and engine.window is not window
-                and engine.table.last_buzz is not None and engine.table.last_buzz is not buzz
-                and undo == len(engine.undo_stack)
-                and not any(isinstance(e, Request) for e in effects))
+        last = engine.table.last_buzz
+        if (window is None or engine.window is window or last is None or last is buzz
+                or undo != len(engine.undo_stack)):
+            return False
+        for effect in effects:
+            if isinstance(effect, Request):
+                return False
+        return True
 
     def _show_now(self, effects: list[Any]) -> None:
         """A decided buzz: its lamp (lights first), then its tone, without waiting for the log."""
@@ -441,10 +445,10 @@ class Box:
     def _wait(self) -> tuple[float | None, bool]:
         """Seconds until the loop must wake with no input (None: only an input wakes it), and
         whether an engine timer is due by then."""
-        now = self.now()
         deadline = self.engine.next_deadline()
-        wait = None if deadline is None else deadline - now
         retry = self.display.retry_at()
+        now = self.now() if deadline is not None or retry is not None else 0.0
+        wait = None if deadline is None else deadline - now
         if retry is not None and (wait is None or retry - now < wait):
             wait = retry - now
         if self.watchdog is not None:
@@ -464,7 +468,7 @@ class Box:
         # Draw unless an engine timer is due this instant. A wait of 0 for the display's retry
         # must draw (the draw is the retry): skipping it left the retry due forever, and the
         # loop spun a whole core whenever the display was missing.
-        if (self.stale and not (timer and wait == 0) and not self.engine.settling
+        if (self.stale and not (timer and wait == 0) and self.engine.window is None   # (settling)
                 and self.queue.empty()):
             hold = self._frame_hold()
             if hold is None:
@@ -575,7 +579,7 @@ class Box:
             if event is not None:
                 event = replace(event, t=quantize(event.t))   # decide on exactly what is logged
         if event is not None:
-            early = self._look(event.t)
+            early = self._look(event.t) if self.engine.window is not None else []
             if event.t < self.engine.clock and self.logged_clock < self.engine.clock:
                 # An idle wake moved the clock past this (earlier stamped) event without a
                 # record: log that move first, or the fold would start its timers earlier.
@@ -585,15 +589,24 @@ class Box:
             # (`feed` would fire it first too), so its buzz is shown at once and this input's
             # own effects wait for its record as usual.
             window = self.engine.window
+            asked = False
             if window is not None and window.due <= event.t and not isinstance(event, Pending):
                 mark = self._mark()
+                # `feed` clears the engine's "undo found nothing" flag, then fires the timers
+                # due: one of them (a long NO) may set it. Fired here instead, the flag they set
+                # must outlive the `feed` below, as the fold of this input's record has it.
+                self.engine.restore_asked = False
                 early += self.engine.advance(event.t)
+                asked = self.engine.restore_asked
                 if self._decided(mark, early):
                     self._show_now(early)
                     early = []
-            mark = self._mark()
+            mark = self._mark() if self.engine.window is not None else None  # (no window: no buzz)
             effects = early + self.engine.feed(event)
-            if self._decided(mark, effects):    # an awaited press in flight arrived and closed it
+            if asked:
+                self.engine.restore_asked = True
+            if mark is not None and self._decided(mark, effects):   # an awaited press in flight
+                                                                     # arrived and closed it
                 self._show_now(effects)
                 effects = []
             # --- end lamp
@@ -602,11 +615,12 @@ class Box:
             now = quantize(self.now())
             early = self._look(now)
             seq = self.store.seq if self.store is not None else 0
-            mark, fired = self._mark(), self.engine.fired
+            mark = self._mark() if self.engine.window is not None else None
+            fired = self.engine.fired
             effects = early + self.engine.advance(now)
             if self.engine.fired != fired:     # a timer was due: the fold must fire it here too
                 record = advance_record(now)
-                if self._decided(mark, effects):
+                if mark is not None and self._decided(mark, effects):
                     # --- lamp (#27 item 1): a settle window closed on a buzz alone. Its LEDs
                     # and sound go out now, before any record is durable (the presses that
                     # decided it were handed to the writer as they came; a power cut before
@@ -618,17 +632,19 @@ class Box:
                     effects = []
                 else:
                     seq = self._log(record)   # judgements and undos wait for their own
-        lit = self.engine.lit()
-        if effects or lit != self.leds.lit:
-            self._durable(seq)
-        try:
-            self.leds.show(lit)        # lights first: the sound's worker is woken after them
-        finally:
-            if later is not None:
-                self._log(later)
-        self.apply(effects)
+        if later is not None:
+            # The decided buzz's lamps and tone are out, and nothing has changed since: log
+            # its wake-up now.
+            self._log(later)
+        else:
+            lit = self.engine.lit()
+            if effects or lit != self.leds.lit:
+                self._durable(seq)
+                self.leds.show(lit)    # lights first: the sound's worker is woken after them
+                if effects:
+                    self.apply(effects)
         self.stale = True
-        if self.store is not None and self.engine.game is not self._seen_game:
+        if self.store is not None and self.engine.table.game is not self._seen_game:
             self._game_over_to_history()
 
     def _game_over_to_history(self) -> None:
@@ -636,8 +652,8 @@ class Box:
         once); an undo out of it takes the copy back. Looked at only when the game state
         changed (an identity test per input), told only when it goes over or back."""
         engine = self.engine
-        self._seen_game = engine.game
-        over = bool(engine.rules.is_over(engine.game))
+        game = self._seen_game = engine.table.game
+        over = bool(engine.rules.is_over(game))
         if self._told_over != (engine, over):
             if over or (self._told_over is not None and self._told_over[0] is engine):
                 self.store.finished(over)     # type: ignore[union-attr]

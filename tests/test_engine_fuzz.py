@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_companion.core.engine import Engine
-from pi_companion.core.events import Edge, EncoderLevel, HallCounts, HallLevel, PuckStatus, Turn
+from pi_companion.core.events import BuzzOpened, Edge, EncoderLevel, HallCounts, HallLevel, PuckStatus, Turn
 from pi_companion.games import registry
 from pi_companion.ui.screens import render
 
@@ -53,6 +53,30 @@ def test_any_input_stream_is_survived(table, stream, sort, end):
     engine.advance(end)
     json.dumps(engine.report())
     render(engine)
+
+
+DEAF_TO_OPENED = sorted(g for g in registry.GAMES if not registry.get(g).hears_buzz_opened)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(game=st.sampled_from(DEAF_TO_OPENED), data=st.data(), stream=st.lists(events, max_size=80))
+def test_a_game_that_does_not_hear_buzz_opened_ignores_it_in_every_state_it_reaches(game, data, stream):
+    """The engine makes no `BuzzOpened` for a game whose `hears_buzz_opened` is False (a frozen
+    event and a step per buzz): whatever state play takes it to, such a game must leave its
+    state as it is and make no effect when it is given one."""
+    rules = registry.get(game)
+    players = NAMES[:data.draw(st.integers(rules.min_players, rules.max_players))]
+    engine = Engine(rules, players, data.draw(st.sampled_from(OPTIONS[game])), 5)
+    for event in sorted(stream, key=lambda e: e.t):
+        engine.feed(event)
+        state = engine.table.game
+        after, effects = rules.step(state, BuzzOpened(engine.clock))
+        assert (after is state or after == state) and not effects, (game, state)
+
+
+def test_grab_bag_and_all_wound_up_make_no_buzz_opened_and_hands_up_does():
+    assert {"all-wound-up", "grab-bag"} <= set(DEAF_TO_OPENED)
+    assert registry.get("hands-up").hears_buzz_opened     # its beats stop when a window opens
 
 
 json_values = st.recursive(

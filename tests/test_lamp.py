@@ -118,3 +118,74 @@ def test_a_judgement_that_closes_the_window_shows_the_buzz_first_and_waits_for_i
     finally:
         disk.release()
         box.close()
+
+
+def test_a_press_in_flight_that_closes_the_window_lights_its_lamp_before_its_record_is_durable(
+        tmp_path):
+    """The window was due, the look found P1's button down with its edge still in flight, and
+    the window waits for it; the edge lands and closes the window: P1's buzz (the earlier
+    timestamp) is shown at once, while the record of that very press is still not on disk."""
+    from conftest import Clock
+    from test_in_flight import LatePin, late_box
+    from pi_companion.app import Wake
+    Clock.now, LatePin.held = 5.0, []
+    box = late_box(tmp_path)
+    disk = StalledDisk(box.store)
+    box.store.wait_s = 30
+    pin = lambda name: box.factory.pin(PINS[name])      # noqa: E731
+    try:
+        box.pump()
+        pin("P1").drive_low()                         # the earlier press: its callback is late
+        Clock.now = 5.0005
+        pin("P2").drive_low()
+        LatePin.held = [LatePin.held[1], LatePin.held[0]]
+        LatePin.deliver(1)                            # the later press arrives first
+        box.pump()
+        Clock.now = 5.0026                            # the window is due: it waits for P1
+        box.queue.put(Wake())
+        box.pump()
+        assert box.engine.settling and box.store.flush()
+        disk.stall()
+        Clock.now = 5.0035
+        LatePin.deliver()                             # P1's edge lands, 3 ms late
+        landed = threading.Thread(target=box.pump)
+        landed.start()
+        assert wait_for(lambda: disk.blocked.is_set())
+        assert wait_for(lambda: box.leds.lit == {0} and pin("LED1").state == 1 and pin("LED2").state == 0)
+        assert box.piezo.played == ["buzz:P1"] and box.store.durable < box.store.seq
+        disk.release()
+        landed.join(10)
+        assert box.engine.report()["last_buzz"]["winner"] == "Ada"
+    finally:
+        disk.release()
+        box.close()
+        box.factory.reset()
+
+
+def test_the_wake_up_that_decides_a_buzz_is_logged_right_after_its_lamp(tmp_path):
+    """The loop's timer closes the window: the buzz's lamps first, then the wake-up's `advance`
+    record (a resume must fire the window at the same time), and the log folds to the box."""
+    from conftest import Clock, VirtualFactory, VirtualPin
+    from test_resume_exact import fold, state
+    from pi_companion.app import Wake
+    Clock.now = 5.0
+    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False),
+              VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(tmp_path))
+    calls: list[tuple[str, object]] = []
+    show, append = box.leds.show, box.store.append
+    box.leds.show = lambda lit: (calls.append(("lamps", set(lit))), show(lit))[1]   # type: ignore[method-assign]
+    box.store.append = lambda rec: (calls.append(("record", dict(rec))), append(rec))[1]  # type: ignore[method-assign]
+    try:
+        box.pump()
+        box.factory.pin(PINS["P2"]).drive_low()
+        box.pump()
+        assert box.engine.settling and calls[-1] == ("record", {"t": 0.0, "press": "P2"})
+        Clock.now = 5.01                              # the window is due: the loop wakes
+        box.queue.put(Wake())
+        box.pump()
+        assert calls[-2:] == [("lamps", {1}), ("record", {"t": 0.01, "advance": 1})]
+        assert box.store.flush() and box.store.load()[1][-1] == {"t": 0.01, "advance": 1}
+        assert state(fold(box.store)) == state(box.engine)
+    finally:
+        box.close()
+        box.factory.reset()

@@ -314,3 +314,50 @@ def test_a_python_without_ctypes_still_runs_the_loop(monkeypatch):
         box.close()
         factory.reset()
     assert app.precise_timers() is False
+
+
+def test_a_failed_display_is_tried_again_when_its_back_off_is_up():
+    """No display at start (an I2C error): the idle loop sleeps until the back-off is up,
+    counted from now on the box's clock, and then draws, which opens the display again."""
+    from pi_companion.hw.display import RETRY_S
+    Clock.now = 0.0
+    factory = VirtualFactory(pin_class=VirtualPin)
+    opened: list[float] = []
+
+    def opener() -> Any:
+        opened.append(Clock.now)
+        if len(opened) == 1:
+            raise OSError(121, "Remote I/O error")
+        return open_device("dummy")
+
+    box = Box(Config(game="grab-bag", players=PLAYERS, seed=1, sound=False), factory, Display(opener))
+    box.frame_s = 0.0                                     # (no frame waits for the refresh here)
+    waits: list[float | None] = []
+
+    class Sleeper:                                        # notes each wait; nothing comes
+        def __init__(self, real: Any) -> None:
+            self.real = real
+
+        def get(self, timeout: float | None = None) -> Any:
+            waits.append(timeout)
+            raise app.queue.Empty
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.real, name)
+
+    try:
+        box.pump()                                        # the first frame: no display yet
+        assert not box.display.ok and box.engine.next_deadline() is None
+        box.queue = Sleeper(box.queue)                    # type: ignore[assignment]
+        Clock.now = 1.5
+        box._turn()
+        assert waits == [pytest.approx(RETRY_S - 1.5)] and not box.stale
+        Clock.now = RETRY_S
+        box._turn()                                       # the wait is over: draw to retry
+        assert waits[-1] == 0 and box.stale
+        box._turn()
+        assert opened == [0.0, RETRY_S] and box.display.ok
+    finally:
+        box.queue = box.queue.real                        # type: ignore[attr-defined]
+        box.close()
+        factory.reset()

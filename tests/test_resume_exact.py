@@ -14,7 +14,7 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import Clock, VirtualFactory, VirtualPin
@@ -105,6 +105,13 @@ def state_directory(tmp_path_factory: Any) -> Path:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(step, min_size=1, max_size=60))
+# A long NO comes due (nothing to undo: the box asks for the game before) while a settle window
+# is due too; the next press closes the window first (the lamp, #27 item 1), and the fold of its
+# record fires the long NO inside its own `feed`: both must keep the "undo found nothing" flag.
+@example(steps=[("edge", "NO", 0.0), ("late", "P2", 0.125), ("edge", "P1", 1.0)])
+# ... and a flag the input before set (its feed fired the long NO, then opened the window) is
+# cleared by this press's record as the fold reads it.
+@example(steps=[("edge", "NO", 0.0), ("edge", "P2", 1.2), ("edge", "P1", 0.3)])
 def test_live_and_resumed_state_are_equal_after_every_record(tmp_path_factory, steps):
     state_dir = state_directory(tmp_path_factory)
     Clock.now = 50.0

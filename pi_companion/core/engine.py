@@ -36,6 +36,8 @@ __all__ = ["BUTTONS", "HOLD_S", "LONG_S", "NAME_MAX", "PENDING_GRACE_S", "STEPS_
            "Table", "Window", "fold_records"]
 
 COUNTDOWN_AFTER_S = 0.5     # MENU held this long: the screen counts down to the power-off
+_BUZZ_TUNES: dict[int, Sound] = {}   # player -> their buzz's (immutable) effect, made once
+                                     # (a frozen event costs ~3 000 instructions to make)
 
 
 class Engine(Tabletop):
@@ -51,6 +53,9 @@ class Engine(Tabletop):
                                           # again until an edge of theirs arrives
         self._spent_tick: float | None = None             # the game timer that last fired
         self.fired = 0                    # timers fired so far (the box logs a wake-up that fired one)
+        # A game with no timer of its own (it keeps `Game.next_timer`) is not asked for one in
+        # the engine's scan of its timers (which runs several times an input).
+        self._game_timer = getattr(type(rules), "next_timer", None) is not Game.next_timer
 
     # ---- driving ----
 
@@ -73,7 +78,7 @@ class Engine(Tabletop):
         """When to call `advance` next: the first timer, or the next step of the power-off
         countdown on screen (a step fires nothing: the driver only redraws)."""
         due = self._next_timer()
-        step = self._countdown_step()
+        step = self._countdown_step() if "MENU" in self.controls.holds else None
         if step is not None and (due is None or step < due[0]):
             return step
         return None if due is None else due[0]
@@ -120,9 +125,10 @@ class Engine(Tabletop):
         return self.controls.down()
 
     def lit(self) -> frozenset[int]:
-        if self.testing:
+        menu = self.menu           # (`testing`, `game`: the box asks on every input)
+        if menu is not None and menu.button_test:
             return frozenset(int(b[1:]) - 1 for b in self.held() if b.startswith("P"))
-        return self.rules.lit(self.game)
+        return self.rules.lit(self.table.game)
 
     # The controls' state, under the names it had on the engine.
     @property
@@ -179,7 +185,7 @@ class Engine(Tabletop):
         window = self.window
         if window is not None and (best is None or window.due < best[0]):
             best = (window.due, 2, "")
-        game_due = self.rules.next_timer(self.table.game)
+        game_due = self.rules.next_timer(self.table.game) if self._game_timer else None
         if game_due is not None and game_due != self._spent_tick and (best is None or game_due < best[0]):
             best = (game_due, 3, "")
         return best
@@ -274,7 +280,7 @@ class Engine(Tabletop):
                 window.presses[player] = t
             return
         table = self.table
-        eligible = self.rules.buzzers(self.game)
+        eligible = self.rules.buzzers(table.game)
         if table.judging and table.last_buzz is not None and not eligible:
             if player in table.eligible:
                 self.table = replace(table, last_buzz=table.last_buzz.with_press(player, t))
@@ -282,8 +288,9 @@ class Engine(Tabletop):
         # A game that takes buzzes again has finished with the last one (All Wound Up: a check
         # closed by its settle timer, not by a judgement): this press opens the next window.
         if player in eligible:
-            self.window = Window(self.clock + self.rules.settle_s(self.game), eligible, {player: t})
-            self._step(BuzzOpened(self.clock))
+            self.window = Window(self.clock + self.rules.settle_s(table.game), eligible, {player: t})
+            if self.rules.hears_buzz_opened:
+                self._step(BuzzOpened(self.clock))
         else:
             super()._player_press(player, t)
 
@@ -323,7 +330,10 @@ class Engine(Tabletop):
         if window.waiting:
             self.unheard.update(b for b, heard in window.waiting.items() if not heard)
         buzz, rng = decide(window.presses, self.table.rng)
-        self._effects.append(Sound(buzz_sound(buzz.winner)))      # each player's own tune
+        tune = _BUZZ_TUNES.get(buzz.winner)                       # each player's own tune
+        if tune is None:
+            tune = _BUZZ_TUNES[buzz.winner] = Sound(buzz_sound(buzz.winner))
+        self._effects.append(tune)
         self._step(Buzz(buzz.winner_t, buzz.winner), rng=rng, judging=True, eligible=window.eligible,
                    last_buzz=buzz, earlier=self._earlier())
 

@@ -59,6 +59,10 @@ class Game:
     max_players = 8
     option_names: frozenset[str] = frozenset()
     options: tuple[Option, ...] = ()         # what the host's remote offers (a list option is not)
+    # Whether `step` takes `BuzzOpened` (an eligible press opened a settle window: Hands Up!
+    # stops its beats). A game that returns its state unchanged and no effects for it in every
+    # state says False, and the engine does not make one (a frozen event and a step per buzz).
+    hears_buzz_opened = True
 
     def new_game(self, players: tuple[str, ...], options: Mapping[str, Any], seed: int) -> Any:
         raise NotImplementedError

@@ -137,7 +137,8 @@ class Tabletop:
         if player >= len(self.players):
             return False
         self.presses += 1
-        if self.testing:
+        menu = self.menu            # (`testing`, on every player's press)
+        if menu is not None and menu.button_test:
             self._effects.append(Sound(buzz_sound(player)))  # the button test plays their tune
             return False
         self.menu = None            # the table plays on: a player's press closes the menu

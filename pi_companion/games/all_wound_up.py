@@ -188,6 +188,7 @@ class AllWoundUpGame(Game):
     title = "All Wound Up"
     min_players = 2
     max_players = 4
+    hears_buzz_opened = False      # (its step ignores BuzzOpened)
     option_names = frozenset({"direction", "tolerance_steps", "settle_ms", "max_target", "first_dealer"})
     options = (Option("direction", "Winding direction", "choice", "cw", choices=("cw", "ccw")),
                Option("tolerance_steps", "Tolerance (quarter turns)", "int", 1, 0, 8),

@@ -54,6 +54,7 @@ class GrabBagGame(Game):
     title = "Grab Bag"
     min_players = 2
     max_players = 4
+    hears_buzz_opened = False      # (its step ignores BuzzOpened)
     option_names = frozenset({"variant", "cards", "first_grab_master", "settle_ms", "pieces"})
     options = (Option("variant", "Variant", "choice", None, choices=VARIANTS),
                Option("cards", "Cards", "int", 12, 1, 200),
