@@ -4,7 +4,8 @@
 #   install   the test config first, then make install twice (the config is kept, the second
 #             changes nothing); polkit refuses another user's PowerOff and grants the daemon's
 #             user; then MENU held: the box powers the VM off through polkit
-#   play      boot as shipped, security score, Grab Bag rounds with the daemon frozen while two lines are written in either order (the
+#   play      boot as shipped (its input edges from the kernel's line events), security score,
+#             idle cost with lgpio's alerts against the kernel's line events, Grab Bag rounds with the daemon frozen while two lines are written in either order (the
 #             kernel's edge timestamps decide), no display said once with its reason, no puck
 #             looked for, SIGKILL, a hung loop (the watchdog), bad config; then a game in
 #             progress for the host to cut the power on (QEMU killed)
@@ -607,6 +608,7 @@ stage_play() {
     step_puck
     step_hang
     step_badconfig
+    step_idle
     step_slowsync
 
     # --- a game in progress for the host's hard power-off: judgements acknowledged by the lamps
