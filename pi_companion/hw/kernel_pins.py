@@ -53,9 +53,9 @@ class KernelEdgePin(LGPIOPin):  # type: ignore[misc]
     factory: KernelEdgeFactory
 
     def __init__(self, factory: KernelEdgeFactory, info: Any) -> None:
-        super().__init__(factory, info)
         self._req = -1                    # our line request's fd while we watch for edges
-        self._pull = "floating"           # lgpio claimed the line with no pull (LGPIOPin)
+        self._pull = "floating"           # lgpio claims the line with no pull (LGPIOPin)
+        super().__init__(factory, info)
 
     # -- the line while we hold it ----------------------------------------------------------
     def _edge_names(self) -> str:
