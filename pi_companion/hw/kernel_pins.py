@@ -16,6 +16,7 @@ from typing import Any
 
 from gpiozero.exc import PinFixedPull, PinInvalidBounce, PinInvalidPull
 from gpiozero.pins.lgpio import LGPIOFactory, LGPIOPin
+from gpiozero.pins.local import LocalPiPin
 
 import lgpio                      # after gpiozero's module, which patches lgpio's old names
 
@@ -88,7 +89,8 @@ class KernelEdgePin(LGPIOPin):  # type: ignore[misc]
     def _on_event(self, event: LineEvent) -> None:
         # The kernel's timestamp (CLOCK_MONOTONIC, ns), in the factory's ticks (seconds), as
         # LGPIOPin passes lgpio's: never the time this thread read it.
-        self._call_when_changed(event.timestamp_ns / 1e9, int(event.rising))
+        # (LGPIOPin's own _call_when_changed takes lgpio's callback arguments: past it.)
+        LocalPiPin._call_when_changed(self, event.timestamp_ns / 1e9, int(event.rising))
 
     # -- lgpio's methods, answered from our request while we hold the line -------------------
     def close(self) -> None:
