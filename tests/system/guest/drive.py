@@ -279,7 +279,10 @@ def idle(seconds: float, pids: list[int]) -> dict[str, object]:
             "cpu_pct": ns / 1e9 / wall * 100, "cpu_pct_ticks": ticks / hz / wall * 100,
             "wakeups_per_s": ctx / wall, "threads": len(threads), "gone": len(set(before[pid]) - set(after[pid])),
             "busiest": [f"tid {t['tid']} in {t['wchan']}: {t['ctx'] / wall:.2f}/s, {t['ns'] / 1e6:.1f} ms"
-                        for t in threads[:3]]}
+                        for t in threads[:3]],
+            # every thread waiting in poll/ppoll that woke more than twice a second: a poller
+            "pollers": [f"tid {t['tid']} in {t['wchan']}: {t['ctx'] / wall:.2f}/s"
+                        for t in threads if t["wchan"] in ("poll", "ppoll") and t["ctx"] / wall > 2.5]}
     return report
 
 

@@ -462,9 +462,12 @@ PY
 # Idle on the real kernel (#27 item 2): the installed daemon and the big screen's process as
 # their units run them, the web on, measured from /proc over IDLE_S seconds: once with the
 # inputs' edges from lgpio's alerts, once from the kernel's line events, in the same boot.
-# The figures are printed side by side (docs/performance.md, section 4); the claim checked is
-# that with the kernel's line events no thread of the daemon wakes more often than the hub's
-# beat to the big screen (2 a second), where lgpio's alert thread polls.
+# The figures are printed side by side (docs/performance.md, section 4). The claim checked:
+# with the kernel's line events no thread of the daemon waits in poll/ppoll and wakes more
+# than twice a second (a poller), where lgpio's alert thread does - seen in the same run, so
+# that a measurement blind to polling fails too. (lgpio's own output thread, started when it
+# opens the chip, sleeps in clock_nanosleep 50 times a second in both: it is reported, not
+# judged here.)
 IDLE_S=${IDLE_S:-60}
 IDLE_SETTLE_S=20
 step_idle() {
@@ -490,7 +493,7 @@ step_idle() {
     wait_for 120 "$UNIT active after the idle step" active
     said=$(python3 - /root/idle-lgpio /root/idle-kernel <<'PY' 2>&1
 import json, sys
-rows, worst = [], None
+rows, pollers = [], {}
 for base in sys.argv[1:]:
     pids, m = json.load(open(base + ".pids")), json.load(open(base + ".json"))
     d, w = m[pids["daemon"]], m[pids["web"]]
@@ -501,13 +504,13 @@ for base in sys.argv[1:]:
                 f"(ticks {d['cpu_pct_ticks']:.3f} %), {d['wakeups_per_s']:.2f}/s in {d['threads']} threads "
                 f"[{'; '.join(d['busiest'])}]; web {w['cpu_pct']:.4f} %, {w['wakeups_per_s']:.2f}/s "
                 f"[{'; '.join(w['busiest'][:2])}]; {m['seconds']:.0f} s, load {' '.join(m['load'])}")
-    if pids["mode"] == "kernel":
-        worst = max(float(b.split(": ")[1].split("/s")[0]) for b in d["busiest"])
-        worst_line = d["busiest"][0]
-if worst > 2.5:
-    sys.exit(f"with the kernel's line events a thread of the daemon wakes {worst:.1f} times a "
-             f"second while idle ({worst_line}); the hub's beat is 2 a second\n    " + "\n    ".join(rows))
-print("\n    ".join(rows))
+    pollers[pids["mode"]] = d["pollers"]
+if pollers["kernel"]:
+    sys.exit(f"with the kernel's line events a thread of the daemon polls while idle: "
+             f"{'; '.join(pollers['kernel'])}\n    " + "\n    ".join(rows))
+if not pollers["lgpio"]:
+    sys.exit("lgpio's alert thread was not seen polling: the measurement is blind\n    " + "\n    ".join(rows))
+print("\n    ".join(rows) + f"\n    pollers: lgpio {'; '.join(pollers['lgpio'])}; kernel none")
 PY
 ) || fail "$said"
     ok "idle on the real kernel, the web on (same boot; /proc schedstat and context switches):
