@@ -5,8 +5,10 @@ the web's live stack (web/live.py: screenshots, browser tests, the web benchmark
 benchmarks. So a part added here (the state directory's lock, the hub) is in every box any user
 or test runs. The parts:
 
-- pins: "real" (gpiozero's own choice of pin factory), "mock" (gpiozero's MockFactory), or a
-  pin factory object (the benchmarks' virtual-time factories, a test's);
+- pins: "real" (on a Pi: lgpio, its input edges read from the kernel's line events or from
+  lgpio's alerts as the config's `edges` says; else gpiozero's own choice of pin factory),
+  "mock" (gpiozero's MockFactory), or a pin factory object (the benchmarks' virtual-time
+  factories, a test's);
 - display: "device" (the config's driver), "ssd1306" / "sh1106", "dummy" (luma's dummy
   device: the frame kept in memory), "none", or a Display object;
 - store: the config's state directory (a durable game log, locked against a second writer),
@@ -60,6 +62,8 @@ def build_config(args: Any) -> Config | None:
             config = replace(config, players=names)
         if getattr(args, "state_dir", None):
             config = replace(config, state_dir=args.state_dir)
+        if getattr(args, "edges", None):
+            config = replace(config, edges=args.edges)
         if getattr(args, "pinmap", None):
             config = replace(config, pinmap=args.pinmap, pins={})
         check_buttons(config, args.config, "--players" if getattr(args, "players", None) else "box.players")
@@ -72,10 +76,20 @@ def build_config(args: Any) -> Config | None:
     return config
 
 
-def make_factory(kind: str) -> Any:
-    """The gpiozero pin factory: MockFactory for `mock`, else gpiozero's own choice (env var)."""
+def make_factory(kind: str, edges: str = "kernel") -> Any:
+    """The gpiozero pin factory: MockFactory for `mock`; for real pins lgpio (gpiozero's choice
+    when GPIOZERO_PIN_FACTORY names another library), its input edges from the kernel's line
+    events (`edges` = "kernel": hw/kernel_pins.py) or from lgpio's own alerts ("lgpio")."""
     if kind == "mock":
         Device.pin_factory = MockFactory(pin_class=MockPWMPin)
+    elif edges == "kernel" and os.environ.get("GPIOZERO_PIN_FACTORY", "lgpio").lower() == "lgpio":
+        try:
+            from .hw.kernel_pins import KernelEdgeFactory
+        except ImportError:            # no lgpio here: what gpiozero would pick (and say why not)
+            Device.ensure_pin_factory()
+        else:
+            Device.pin_factory = KernelEdgeFactory()
+            log.info("pins: lgpio, edges from the kernel's line events (%s)", Device.pin_factory.chip_path)
     else:
         Device.ensure_pin_factory()
     return Device.pin_factory
@@ -140,7 +154,7 @@ def assemble(config: Config, *, pins: Any = "real", display: Any = "device", sto
             fake = FakePuck()
             config = replace(config, wind_source="puck", puck_port=fake.path)
         try:
-            factory = make_factory(pins) if isinstance(pins, str) else pins
+            factory = make_factory(pins, config.edges) if isinstance(pins, str) else pins
         except Exception as err:
             raise NoPins(f"no GPIO pin factory ({type(err).__name__}: {err})") from err
         game_log = chosen if chosen is not None else \

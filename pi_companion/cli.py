@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .config import DEFAULT_CONFIG, ConfigError, load_config, template_text
+from .config import DEFAULT_CONFIG, EDGE_SOURCES, ConfigError, load_config, template_text
 from .games import registry
 
 # Each command's module is imported when the command runs (python -X importtime): `run` would
@@ -130,6 +130,10 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="the daemon: real pins and display on a Pi",
                        epilog=GAMES_EPILOG, formatter_class=formatter)
     box_options(r, ("auto", "mock"), ("auto", "ssd1306", "sh1106", "dummy", "none"))
+    r.add_argument("--edges", choices=EDGE_SOURCES, help="where the real pins' edges are read "
+                   "(overrides the config's input.edges, default kernel): kernel = the GPIO "
+                   "character device's line events, a thread that sleeps until an edge; lgpio = "
+                   "lgpio's alerts, whose thread wakes every 0.5 ms")
     r.set_defaults(func=cmd_run)
     s = sub.add_parser("simulate", help="the emulated box in this terminal (keys are the buttons)",
                        description="The emulated box: mock pins driven by the keyboard, the OLED "

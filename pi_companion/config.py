@@ -17,7 +17,11 @@ from .hw.pinmap import NAMES, PinMapError, load_pinmap, player_buttons
 DEFAULT_CONFIG = Path("/etc/pi-companion/config.toml")
 DEFAULT_PLAYERS = ("Red", "Blue", "Green", "Yellow")
 LOG_LEVELS = ("debug", "info", "warning", "error")
-PINMAPS = ("4players", "8players")     # the built-in pin maps; anything else is a file path
+PINMAPS = ("4players", "8players")
+# Where the real pins' input edges are read: "kernel" (the GPIO character device's line events,
+# one thread waiting without a timeout: hw/kernel_pins.py) or "lgpio" (lgpio's alert thread,
+# which polls every 0.5 ms while any edge is watched). Outputs are lgpio's either way.
+EDGE_SOURCES = ("kernel", "lgpio")     # the built-in pin maps; anything else is a file path
 MAX_CONFIG_BYTES = 1 << 20             # a config is a page of text; more is not a config
 
 
@@ -44,6 +48,7 @@ class Config:
     pinmap: str = "4players"
     history: int = 20
     debounce_ms: float = 5.0
+    edges: str = "kernel"                       # where a Pi's input edges come from (EDGE_SOURCES)
     display: str = "auto"
     i2c_port: int = 1
     i2c_address: int = 0x3C
@@ -224,7 +229,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "pinmap": ("pinmap", _pinmap),
         "colours": ("colours", _colours),
     },
-    "input": {"debounce_ms": ("debounce_ms", _num(5, 50))},
+    "input": {"debounce_ms": ("debounce_ms", _num(5, 50)), "edges": ("edges", _choice(*EDGE_SOURCES))},
     "display": {
         "driver": ("display", _choice("auto", "ssd1306", "sh1106", "dummy", "none")),
         "i2c_port": ("i2c_port", _int(0, 20)),

@@ -21,6 +21,7 @@ BAD = [
     ("[box]\nhistory = -1\n", "box.history: must be an integer from 0 to 1000"),
     ("[input]\ndebounce_ms = 2\n", "input.debounce_ms: must be a number from 5 to 50"),
     ("[input]\ndebounce_ms = true\n", "input.debounce_ms: must be a number"),
+    ("[input]\nedges = 'poll'\n", "input.edges: must be one of kernel, lgpio"),
     ("[display]\ndriver = 'hdmi'\n", "display.driver: must be one of"),
     ("[display]\ni2c_address = 300\n", "display.i2c_address: must be 0x3C or 0x3D"),
     ("[display]\ni2c_address = 0x3E\n", "display.i2c_address: must be 0x3C or 0x3D"),
@@ -128,3 +129,14 @@ def test_any_colours_table_is_taken_or_refused_in_one_line(table):
         assert "\n" not in str(err)
         return
     assert len(got) == 8 and all(re.fullmatch("#[0-9a-f]{6}", c) for c in got)
+
+
+def test_edges_come_from_the_kernel_unless_the_config_or_the_command_line_says_lgpio(tmp_path):
+    from pi_companion.assemble import build_config
+    from pi_companion.cli import parser
+    path = tmp_path / "config.toml"
+    assert load_config(path).edges == "kernel"            # the default: the kernel's line events
+    path.write_text("[input]\nedges = 'lgpio'\n")
+    assert load_config(path).edges == "lgpio"
+    assert build_config(parser().parse_args(["run", "--config", str(path)])).edges == "lgpio"
+    assert build_config(parser().parse_args(["run", "--config", str(path), "--edges", "kernel"])).edges == "kernel"

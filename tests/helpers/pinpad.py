@@ -79,8 +79,8 @@ def install(held: list[str]) -> None:
     HELD.update(f"GPIO{PINS[name]}" for name in held if name)
     make_factory, start = assemble.make_factory, app.Box.start
 
-    def make(kind: str) -> Any:
-        factory = make_factory(kind)
+    def make(kind: str, *rest: Any) -> Any:
+        factory = make_factory(kind, *rest)
         factory.pin_class = PowerUpPin
         return factory
 

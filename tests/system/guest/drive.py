@@ -11,10 +11,17 @@ Run with the installed venv's Python (it reads the pin map from the installed pa
     drive.py lamps                the lit player lamps, e.g. "P2 P4"
     drive.py lines                the chip's requested lines as JSON {line: consumer} (the
                                   kernel's line info, GPIO_V2_GET_LINEINFO_IOCTL)
+    drive.py consumers            who holds each input line of the pin map (buttons, encoder,
+                                  hall): JSON {name: consumer}; "pi-companion" is the daemon's
+                                  own line request (its kernel edge reader), anything else lgpio
     drive.py watch-open PATH SECS a line each time PATH is opened (inotify), for SECS
     drive.py series N PID LAST    N rounds as `round` (two of the lit seekers each time, the
                                   lamps checked, not the log; LAST wins the last round only),
                                   JSON list of their latencies
+    drive.py idle SECONDS PID...  what each process (every thread of it) costs while the box
+                                  idles: CPU time (schedstat, ns; utime+stime, ticks) and
+                                  wake-ups (voluntary + involuntary context switches) over
+                                  SECONDS, as JSON, with the threads that woke most
     drive.py ready CONFIG         the installed daemon started as a transient unit (the unit
                                   stopped) with the test's notify socket, its queue full, so
                                   that READY=1 blocks in sendto() until read: the lines
@@ -176,6 +183,15 @@ def lines() -> dict[int, str]:
     return used
 
 
+INPUTS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "YES", "NO", "MENU", "ENC_A", "ENC_B",
+          "HALL_A", "HALL_B")
+
+
+def consumers() -> dict[str, str]:
+    held = lines()
+    return {name: held.get(PINS[name], "(free)") for name in INPUTS if name in PINS}
+
+
 def watch_open(path: str, seconds: float) -> None:
     """Print a line each time `path` is opened, for `seconds` (inotify IN_OPEN)."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -210,6 +226,73 @@ def series(n: int, pid: int, last: str) -> list[dict[str, float]]:
         second = next(s for s in seekers[seekers.index(first) + 1:] + seekers if s != first)
         rows.append(round_(first, second, pid))
     return rows
+
+
+# ---- idle: what a process costs while nothing happens ------------------------------------------
+# x86_64 system call numbers a sleeping thread of the box may sit in (/proc/TID/syscall)
+SYSCALLS = {"0": "read", "7": "poll", "23": "select", "202": "futex", "232": "epoll_wait",
+            "271": "ppoll", "270": "pselect6", "281": "epoll_pwait", "441": "epoll_pwait2",
+            "230": "clock_nanosleep", "35": "nanosleep", "running": "running"}
+
+
+def tasks(pid: int) -> dict[int, dict[str, object]]:
+    """Every thread of `pid`: CPU ns (schedstat), CPU ticks (utime + stime), context switches,
+    and the system call it sleeps in."""
+    out: dict[int, dict[str, object]] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            run_ns = int((task / "schedstat").read_text().split()[0])
+            stat = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            status = dict(line.split(":", 1) for line in (task / "status").read_text().splitlines() if ":" in line)
+            try:
+                call = (task / "syscall").read_text().split()[0]
+            except PermissionError:
+                call = "?"
+            wchan = SYSCALLS.get(call, f"syscall {call}")
+        except (FileNotFoundError, ProcessLookupError):
+            continue                                 # ended meanwhile
+        out[int(task.name)] = {"ns": run_ns, "ticks": int(stat[11]) + int(stat[12]),
+                               "ctx": int(status["voluntary_ctxt_switches"]) + int(status["nonvoluntary_ctxt_switches"]),
+                               "wchan": wchan}
+    return out
+
+
+def idle(seconds: float, pids: list[int]) -> dict[str, object]:
+    hz = os.sysconf("SC_CLK_TCK")
+    before = {pid: tasks(pid) for pid in pids}
+    t0 = time.monotonic()
+    # The system call each thread sits in, sampled every 0.5 s (a busy poller is sometimes
+    # caught running: under TCG lgpio's alert thread was, in one of two runs).
+    calls: dict[int, set[str]] = {}
+    while time.monotonic() - t0 < seconds:
+        time.sleep(min(0.5, max(0.0, seconds - (time.monotonic() - t0))))
+        for pid in pids:
+            for tid, now in tasks(pid).items():
+                calls.setdefault(tid, set()).add(str(now["wchan"]))
+    after = {pid: tasks(pid) for pid in pids}
+    wall = time.monotonic() - t0
+    report: dict[str, object] = {"seconds": wall, "load": Path("/proc/loadavg").read_text().split()[:3]}
+    for pid in pids:
+        threads = []
+        for tid, now in after[pid].items():
+            was = before[pid].get(tid, {"ns": 0, "ticks": 0, "ctx": 0})   # a thread born meanwhile: all of it
+            seen = sorted(calls.get(tid, set()) | {str(now["wchan"])})
+            threads.append({"tid": tid, "wchan": "/".join(seen), "polls": bool({"poll", "ppoll"} & set(seen)),
+                            "ns": now["ns"] - was["ns"],
+                            "ticks": now["ticks"] - was["ticks"], "ctx": now["ctx"] - was["ctx"]})
+        ns = sum(t["ns"] for t in threads)
+        ticks = sum(t["ticks"] for t in threads)
+        ctx = sum(t["ctx"] for t in threads)
+        threads.sort(key=lambda t: -t["ctx"])
+        report[str(pid)] = {
+            "cpu_pct": ns / 1e9 / wall * 100, "cpu_pct_ticks": ticks / hz / wall * 100,
+            "wakeups_per_s": ctx / wall, "threads": len(threads), "gone": len(set(before[pid]) - set(after[pid])),
+            "busiest": [f"tid {t['tid']} in {t['wchan']}: {t['ctx'] / wall:.2f}/s, {t['ns'] / 1e6:.1f} ms"
+                        for t in threads[:3]],
+            # every thread seen waiting in poll/ppoll that woke more than twice a second: a poller
+            "pollers": [f"tid {t['tid']} in {t['wchan']}: {t['ctx'] / wall:.2f}/s"
+                        for t in threads if t["polls"] and t["ctx"] / wall > 2.5]}
+    return report
 
 
 # ---- READY=1 against the kernel's line info --------------------------------------------------
@@ -335,6 +418,10 @@ def main(argv: list[str]) -> None:
         print(json.dumps(series(int(argv[1]), int(argv[2]), argv[3])))
     elif argv[0] == "ready":
         print(json.dumps(ready(argv[1])))
+    elif argv[0] == "idle":
+        print(json.dumps(idle(float(argv[1]), [int(a) for a in argv[2:]])))
+    elif argv[0] == "consumers":
+        print(json.dumps(consumers()))
     elif argv[0] == "lines":
         print(json.dumps(lines()))
     elif argv[0] == "watch-open":
