@@ -14,7 +14,7 @@ from conftest import Clock, VirtualFactory, VirtualPin
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
-from pi_companion.core.engine import Engine, fold_records
+from pi_companion.core.engine import fold_records
 from pi_companion.core.records import header_seats
 from pi_companion.core.events import Edge, HallLevel, HostCommand, Turn
 from pi_companion.games import registry
@@ -140,8 +140,9 @@ def check_resumes(tmp: Path, n: int, game: str, script: list) -> None:
     for path, (report, notice) in zip(finished, ended):
         with open_log(path) as reader:
             header, records = reader.header, list(reader.records())
-        engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"],
-                        header["seed"], seats=header_seats(header))
+        # as the box folds a log (registry.new_engine: with the catalogue Change game offers)
+        engine = registry.new_engine(header["game"], tuple(header["players"]), header["options"],
+                                     header["seed"], seats=header_seats(header))
         assert fold_records(engine, records)[1] is None, path.name
         assert engine.report() == report, path.name
         # The notice it ended with ("New game: 3 players"), unless the box carried that over
@@ -165,6 +166,10 @@ SWITCH_TO_ALL_WOUND_UP = menu_path(4, True, 2)
 @example(table=(2, "grab-bag"), script=[host("new"), host("undo")])      # the game before comes back
 @example(table=(2, "hold-everything"), script=[tap("YES", 0.08), tap("P1", 2.3)])   # over: copied
 @example(table=(3, "grab-bag"), script=[host("new"), host("new"), tap("NO", 1.2), host("undo")])
+# a refused rename, then a switch the players cannot play (refused in the log's own terms),
+# then one they can: the game it ended folds to the notice it ended with (hypothesis found it)
+@example(table=(5, "hands-up"), script=[host("rename", "Ben", 0), host("switch", "grab-bag"),
+                                        host("switch", "hands-up")])
 @given(table=tables, script=st.lists(steps, max_size=12))
 def test_every_log_the_box_writes_resumes(tmp_path_factory, table, script):
     n, game = table

@@ -44,6 +44,22 @@ def test_a_long_no_and_the_hosts_undo_restore_the_table_before_the_judgement():
     assert by_button.notice == by_host.notice == "Undone: NO for Ben" and by_host.undo_stack == []
 
 
+def test_a_switch_the_players_cannot_play_is_refused_and_keeps_the_undo_steps():
+    table = Tabletop(registry.get("hands-up"), ("Ada", "Ben", "Cy", "Di", "Eve"), {}, 7,
+                     catalogue=registry.catalogue)
+    table.clock = 0.0
+    table._step(Buzz(1.0, 1), judging=True)
+    table._short("YES", 2.0)
+    before, steps = table.table, list(table.undo_stack)
+    assert steps
+    table._take_effects()
+    table._host(HostCommand(3.0, "switch", name="grab-bag"))         # Grab Bag: 2 to 4 players
+    assert table.notice == "2 to 4 players"
+    assert table.table == before and table.undo_stack == steps and not table._take_effects()
+    table._host(HostCommand(4.0, "switch", name="hold-everything"))   # 2 to 8: goes ahead
+    assert Request("switch", "hold-everything", "") in table._take_effects()
+
+
 def test_a_rename_reaches_the_game_and_every_state_undo_can_restore():
     table = buzzed()
     table._short("YES", 2.0)

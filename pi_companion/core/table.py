@@ -288,6 +288,12 @@ class Tabletop:
             self._effects.append(Request("new"))
         elif cmd.command == "switch":
             self.menu = None
+            target = next((g for g in (self.catalogue() if self.catalogue else ()) if g.name == cmd.name), None)
+            if target is not None and not target.min_players <= len(self.players) <= target.max_players:
+                # Refused here, in the log's own terms (the box would refuse it too, in its own
+                # words that are not in the log): this game and its undo steps stay as they were.
+                self.notice = f"{target.min_players} to {target.max_players} players"
+                return
             self._before_new("Change game")
             self._effects.append(Request("switch", cmd.name, cmd.options))
         elif cmd.command == "rename":
