@@ -174,20 +174,26 @@ def late_box(state_dir: Any) -> Box:
     return box
 
 
+def late_first_press_until_the_window_is_due(box: Box) -> None:
+    """P1 pressed at 5.0 with its callback late, P2 at 5.0005 delivered first; the box taken
+    to 5.0026, when the window is due and waits for P1's edge (P1 reads down)."""
+    pin = lambda name: box.factory.pin(PINS[name])   # noqa: E731
+    pin("P1").drive_low()                         # the earlier press: its callback is late
+    Clock.now = 5.0005
+    pin("P2").drive_low()
+    LatePin.held = [LatePin.held[1], LatePin.held[0]]
+    LatePin.deliver(1)                            # the later press arrives first
+    box.pump()
+    Clock.now = 5.0026                            # the window is due
+    box.queue.put(Wake())
+    box.pump()
+
+
 def test_a_late_press_is_decided_live_by_timestamp_and_resume_decides_the_same(tmp_path):
     Clock.now, LatePin.held = 5.0, []
     box = late_box(tmp_path)
     try:
-        pin = lambda name: box.factory.pin(PINS[name])   # noqa: E731
-        pin("P1").drive_low()                         # the earlier press: its callback is late
-        Clock.now = 5.0005
-        pin("P2").drive_low()
-        LatePin.held = [LatePin.held[1], LatePin.held[0]]
-        LatePin.deliver(1)                            # the later press arrives first
-        box.pump()
-        Clock.now = 5.0026                            # the window is due
-        box.queue.put(Wake())
-        box.pump()
+        late_first_press_until_the_window_is_due(box)
         assert box.engine.settling                    # P1 reads down: waiting for its edge
         Clock.now = 5.0035
         LatePin.deliver()                             # 3 ms late

@@ -126,8 +126,7 @@ def test_a_press_in_flight_that_closes_the_window_lights_its_lamp_before_its_rec
     the window waits for it; the edge lands and closes the window: P1's buzz (the earlier
     timestamp) is shown at once, while the record of that very press is still not on disk."""
     from conftest import Clock
-    from test_in_flight import LatePin, late_box
-    from pi_companion.app import Wake
+    from test_in_flight import LatePin, late_box, late_first_press_until_the_window_is_due
     Clock.now, LatePin.held = 5.0, []
     box = late_box(tmp_path)
     disk = StalledDisk(box.store)
@@ -135,15 +134,7 @@ def test_a_press_in_flight_that_closes_the_window_lights_its_lamp_before_its_rec
     pin = lambda name: box.factory.pin(PINS[name])      # noqa: E731
     try:
         box.pump()
-        pin("P1").drive_low()                         # the earlier press: its callback is late
-        Clock.now = 5.0005
-        pin("P2").drive_low()
-        LatePin.held = [LatePin.held[1], LatePin.held[0]]
-        LatePin.deliver(1)                            # the later press arrives first
-        box.pump()
-        Clock.now = 5.0026                            # the window is due: it waits for P1
-        box.queue.put(Wake())
-        box.pump()
+        late_first_press_until_the_window_is_due(box)   # it waits for P1's edge
         assert box.engine.settling and box.store.flush()
         disk.stall()
         Clock.now = 5.0035
