@@ -67,11 +67,18 @@ new_pid() { [[ $(prop ActiveState) == active && $(prop MainPID) != "$1" && $(pro
 status_json() { "$PC" status --json; }
 # field EXPR: a Python expression over the status report `r`
 field() { status_json | python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
-# drive ARGS: drive.py; its own FAIL line stops the stage. Inside $(...) `fail` only ends the
+# drive ARGS: drive.py; its FAIL stops the stage, said as the step's claim's failure ("FAIL:
+# [claim] reason": the host names the first FAIL line). Inside $(...) `fail` only ends the
 # subshell, so the caller writes `r=$(drive ...) || exit 1` (drive has printed the reason).
 drive() {
-    "$VENV/bin/python" "$S/drive.py" "$@" && return 0
-    fail "drive.py $* (its reason above)" >&2
+    local err rc=0 why
+    err=$(mktemp)
+    "$VENV/bin/python" "$S/drive.py" "$@" 2>"$err" || rc=$?
+    sed 's/^FAIL: /drive.py: /' "$err" >&2
+    why=$(grep -m1 '^FAIL: ' "$err" | sed 's/^FAIL: //')
+    rm -f "$err"
+    ((rc == 0)) && return 0
+    fail "${why:-drive.py $1 ended with status $rc} (drive.py $1)" >&2
 }
 # as_web COMMAND...: run COMMAND as the big screen's user, its groups as the unit gives them
 as_web() { setpriv --reuid=$WEB_USER --regid=$WEB_USER --init-groups -- "$@"; }
