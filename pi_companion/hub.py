@@ -6,8 +6,10 @@ hub's own thread, which writes them to every client through a bounded buffer. A 
 falls `BUFFER_LIMIT` bytes behind is dropped; on reconnect it gets the latest snapshot at once.
 
 Clients speak newline-delimited JSON. The hub sends `{"type": "snapshot", "seq": N, ...}`,
-`{"type": "oled", "png": base64}`, `{"type": "beat"}` every `BEAT_S` while it has clients (so
-that a web process knows within a few beats that a frozen box is offline), and
+`{"type": "oled", "png": base64}`, `{"type": "beat"}` every `BEAT_S` to a client that watches
+(`{"cmd": "watch", "on": true}`, no token: the web process says so while a page is open, so that
+the page knows within a few beats that a frozen box is offline; with nobody watching, an idle
+box sends nothing and its hub thread sleeps), and
 `{"type": "reply", "id": ..., "ok": bool, "error": ...}` to each command. Commands (`yes`, `no`,
 `special`, `undo`, `new`, `rename`, `switch`, `players`, `dial`, `menu`: core/table.py
 `HOST_COMMANDS`) carry the host
@@ -180,6 +182,7 @@ class _Client:
         self.out = bytearray()
         self.inbuf = bytearray()
         self.proven: str | None = None          # the host token it sent: true frames while current
+        self.watching = False                   # wants a beat every BEAT_S (it has a page open)
 
 
 class Hub:
@@ -345,22 +348,25 @@ class Hub:
                 pass
 
     def _run(self) -> None:
-        # With a client, a beat every BEAT_S: a web process that hears nothing for a while knows
-        # the box is gone or frozen (a SIGKILL closes the socket at once; a SIGSTOP or a hang
-        # does not). With no client the thread sleeps until one comes (an idle box never wakes).
+        # To a client that watches, a beat every BEAT_S: a web process that hears nothing for a
+        # while knows the box is gone or frozen (a SIGKILL closes the socket at once; a SIGSTOP or
+        # a hang does not). With no client watching (no page open anywhere) the thread sleeps
+        # until a client speaks: an idle box never wakes.
         next_beat = time.monotonic() + BEAT_S
         while not self._stop:
             try:
-                timeout = max(0.0, next_beat - time.monotonic()) if self.clients else None
+                watching = [c for c in self.clients.values() if c.watching]
+                timeout = max(0.0, next_beat - time.monotonic()) if watching else None
                 for key, mask in self.sel.select(timeout=timeout):
                     self._event(key, mask)
                 now = time.monotonic()
-                if not self.clients:
+                if not watching:
                     next_beat = now + BEAT_S
                 elif now >= next_beat:
                     next_beat = now + BEAT_S
-                    for client in list(self.clients.values()):
-                        self._send(client, BEAT_LINE)
+                    for client in watching:
+                        if client.watching and self.clients.get(client.sock.fileno()) is client:
+                            self._send(client, BEAT_LINE)
             except Exception:               # the hub must never take the box down
                 log.exception("web hub error")
 
@@ -495,6 +501,11 @@ class Hub:
                 raise CommandError("a command must be a JSON object")
             with self.lock:
                 token = self.token
+            if msg.get("cmd") == "watch":       # beats while it has a page open (no token: no power)
+                client.watching = msg.get("on") is True
+                self._send(client, json.dumps({"type": "reply", "id": msg_id, "ok": True}).encode()
+                           + b"\n" + (BEAT_LINE if client.watching else b""))
+                return
             if msg.get("cmd") == "address":     # the web process's IP address (no token: no power)
                 url = address_url(self.board_url, msg.get("address")) if self.board_url else ""
                 if url != self.address:

@@ -316,3 +316,28 @@ def test_the_loop_never_writes_to_a_client_however_many_are_connected(rig, monke
     finally:
         for client in clients:
             client.close()
+
+
+def test_beats_go_only_to_a_client_that_watches_and_stop_when_it_stops(rig):
+    # An idle box with the web process connected but no page open must not wake every 0.5 s:
+    # the hub beats only to a client that said it watches (the web process, while a page is
+    # open), at once when it starts and every BEAT_S after; nothing once it stops.
+    box, factory, hub, tmp_path = rig
+    client = HubClient(tmp_path / "hub.sock")
+    client.snapshot()                                       # the hello
+    with pytest.raises(AssertionError, match="no such message"):
+        client.read_until(lambda m: m["type"] == "beat", timeout=1.3)   # 2 beats were due
+    client.sock.sendall(b'{"cmd": "watch", "on": true, "id": 7}\n')
+    t0 = time.monotonic()
+    client.read_until(lambda m: m["type"] == "reply" and m["id"] == 7 and m["ok"])
+    client.read_until(lambda m: m["type"] == "beat")        # the first one at once
+    assert time.monotonic() - t0 < 0.4
+    for _ in range(2):
+        client.read_until(lambda m: m["type"] == "beat", timeout=1.5)
+    client.sock.sendall(b'{"cmd": "watch", "on": false, "id": 8}\n')
+    client.read_until(lambda m: m["type"] == "reply" and m["id"] == 8)
+    client.other.clear()
+    with pytest.raises(AssertionError, match="no such message"):
+        client.read_until(lambda m: m["type"] == "beat", timeout=1.3)
+    assert hub.clients and not any(c.watching for c in hub.clients.values())
+    client.close()

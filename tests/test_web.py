@@ -441,3 +441,31 @@ def test_the_web_process_stops_within_2_s_of_sigterm_with_screens_open(tmp_path)
         print(f"pi-companion web stopped {took * 1000:.0f} ms after SIGTERM")
         assert took < 2.0, f"pi-companion web took {took:.1f} s to stop on SIGTERM"
         assert live.web.returncode == 0
+
+
+def test_the_real_web_process_asks_for_beats_only_while_a_page_is_open(tmp_path):
+    """An idle box with the big screen on but nobody looking must not wake twice a second: the
+    real `pi-companion web` tells the hub it watches only while a WebSocket (a page) is open, so
+    the hub's beats (which let a page say "box offline" when the daemon freezes) stop with the
+    last page and come back with the next."""
+    import time
+
+    import aiohttp
+
+    from pi_companion.web.live import live_box, until
+
+    with live_box(tmp_path / "state") as live:
+        until(lambda: live.hub.clients, what="the web process never connected to the hub")
+        time.sleep(0.3)
+        assert not any(c.watching for c in live.hub.clients.values()), "beats asked for with no page open"
+
+        async def a_page_open_then_closed():
+            async with aiohttp.ClientSession() as session:
+                ws = await session.ws_connect(live.base.replace("http:", "ws:") + "/ws")
+                assert json.loads((await ws.receive()).data) == {"type": "link", "box": True}
+                await asyncio.to_thread(until, lambda: any(c.watching for c in live.hub.clients.values()),
+                                        3.0, "a page is open, yet the web process asks for no beats")
+                await ws.close()
+        asyncio.run(a_page_open_then_closed())
+        until(lambda: not any(c.watching for c in live.hub.clients.values()), 3.0,
+              "the last page closed, yet the web process still asks for beats")

@@ -49,8 +49,10 @@ STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "te
 
 class HubLink:
     """The hub socket, reconnected for ever: the latest snapshot and OLED image, and whether the
-    box is alive (`box`): connected and heard within SILENCE_S (the hub beats every 0.5 s, so a
-    frozen daemon goes offline as surely as a dead one, whose socket closes). It never holds
+    box is alive (`box`): connected, and, while a page is open (`watch`), heard within SILENCE_S
+    (the hub beats every 0.5 s to a link that watches, so a frozen daemon goes offline as surely
+    as a dead one, whose socket closes). With no page open nobody is told, so the link asks for
+    no beats and checks nothing: an idle box and an idle web process both sleep. It never holds
     the host token: a command carries the token its phone sent, and the hub checks it."""
 
     def __init__(self, path: str | Path, address: Callable[[], str] | None = None) -> None:
@@ -66,8 +68,10 @@ class HubLink:
         self.ids = itertools.count(1)
         self.connected = asyncio.Event()
         self.version = 0                # counts snapshots taken (a restarted box numbers afresh)
-        self.box = False                # connected and heard within SILENCE_S
+        self.box = False                # connected (and, while watched, heard within SILENCE_S)
         self.heard = 0.0
+        self.viewers = 0                # pages open (WebSockets): beats are asked for while > 0
+        self.watched = asyncio.Event()  # set while viewers > 0
 
     def _alive(self, alive: bool) -> None:
         if alive != self.box:
@@ -75,12 +79,37 @@ class HubLink:
             (log.info if alive else log.warning)("the box is %s", "there" if alive else "offline")
             self._notify()
 
+    def watch(self, change: int) -> None:
+        """A page opened (+1) or closed (-1): the first asks the hub for beats, the last stops them."""
+        was = self.viewers > 0
+        self.viewers = max(0, self.viewers + change)
+        if (self.viewers > 0) != was:
+            if self.viewers:
+                self.heard = time.monotonic()   # the hub's first beat answers at once
+                self.watched.set()
+            else:
+                self.watched.clear()
+            self._tell_watch()
+
+    def _tell_watch(self) -> None:
+        if self.writer is not None:
+            on = self.viewers > 0
+            self.writer.write(json.dumps({"cmd": "watch", "on": on, "id": 0}).encode() + b"\n")
+
     async def _watch(self) -> None:
-        for tick in itertools.count(1):
-            await asyncio.sleep(SILENCE_S / 8)
-            if self.box and time.monotonic() - self.heard > SILENCE_S:
-                self._alive(False)
-            if tick % 240 == 0:                 # every minute: a DHCP lease may have moved it
+        next_address = time.monotonic() + 60.0      # a DHCP lease may have moved it
+        while True:
+            if self.viewers:
+                await asyncio.sleep(SILENCE_S / 8)
+                if self.viewers and self.box and time.monotonic() - self.heard > SILENCE_S:
+                    self._alive(False)
+            else:                                   # nobody to tell: sleep until a page opens
+                try:
+                    await asyncio.wait_for(self.watched.wait(), max(0.0, next_address - time.monotonic()))
+                except asyncio.TimeoutError:
+                    pass
+            if time.monotonic() >= next_address:
+                next_address = time.monotonic() + 60.0
                 self._tell_address()
 
     def _tell_address(self, again: bool = False) -> None:
@@ -109,6 +138,9 @@ class HubLink:
             self.writer = writer
             self.connected.set()
             self._tell_address(again=True)
+            if self.viewers:
+                self.heard = time.monotonic()
+                self._tell_watch()
             try:
                 while line := await reader.readline():
                     self.heard = time.monotonic()
@@ -270,6 +302,7 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
         if conn is not None:
             conn.viewer = True
         sockets.add(ws)
+        link.watch(+1)                   # beats from the hub while a page is open
         reader = asyncio.ensure_future(_drain(ws))
         try:
             sent, told = 0, None
@@ -295,6 +328,7 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
             pass
         finally:
             sockets.discard(ws)
+            link.watch(-1)
             reader.cancel()
             await ws.close()
         return ws
