@@ -5,8 +5,8 @@ the web's live stack (web/live.py: screenshots, browser tests, the web benchmark
 benchmarks. So a part added here (the state directory's lock, the hub) is in every box any user
 or test runs. The parts:
 
-- pins: "real" (on a Pi: lgpio, its input edges read from the kernel's line events or from
-  lgpio's alerts as the config's `edges` says; else gpiozero's own choice of pin factory),
+- pins: "real" (on a Pi: the kernel's GPIO character device, or lgpio, as the config's `edges`
+  says; else gpiozero's own choice of pin factory),
   "mock" (gpiozero's MockFactory), or a pin factory object (the benchmarks' virtual-time
   factories, a test's);
 - display: "device" (the config's driver), "ssd1306" / "sh1106", "dummy" (luma's dummy
@@ -77,19 +77,24 @@ def build_config(args: Any) -> Config | None:
 
 
 def make_factory(kind: str, edges: str = "kernel") -> Any:
-    """The gpiozero pin factory: MockFactory for `mock`; for real pins lgpio (gpiozero's choice
-    when GPIOZERO_PIN_FACTORY names another library), its input edges from the kernel's line
-    events (`edges` = "kernel": hw/kernel_pins.py) or from lgpio's own alerts ("lgpio")."""
+    """The gpiozero pin factory: MockFactory for `mock`; for real pins on a Pi, every pin through
+    the kernel's GPIO character device (`edges` = "kernel": hw/kernel_pins.py, no thread that
+    wakes while idle) or gpiozero's lgpio factory ("lgpio", or whatever GPIOZERO_PIN_FACTORY
+    names); off a Pi, gpiozero's own choice (and its reason when it has none)."""
     if kind == "mock":
         Device.pin_factory = MockFactory(pin_class=MockPWMPin)
-    elif edges == "kernel" and os.environ.get("GPIOZERO_PIN_FACTORY", "lgpio").lower() == "lgpio":
+    elif edges == "kernel" and os.environ.get("GPIOZERO_PIN_FACTORY", "lgpio").lower() == "lgpio" \
+            and os.path.exists("/dev/gpiochip0"):
+        from gpiozero.exc import PinUnknownPi
+
+        from .hw.kernel_pins import KernelFactory
         try:
-            from .hw.kernel_pins import KernelEdgeFactory
-        except ImportError:            # no lgpio here: what gpiozero would pick (and say why not)
+            Device.pin_factory = KernelFactory()
+        except PinUnknownPi:           # a GPIO chip, but not a Pi's: what gpiozero would pick
             Device.ensure_pin_factory()
         else:
-            Device.pin_factory = KernelEdgeFactory()
-            log.info("pins: lgpio, edges from the kernel's line events (%s)", Device.pin_factory.chip_path)
+            log.info("pins: the kernel's GPIO character device (%s), edges from its line events",
+                     Device.pin_factory.chip_path)
     else:
         Device.ensure_pin_factory()
     return Device.pin_factory

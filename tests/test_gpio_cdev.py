@@ -281,3 +281,13 @@ def test_a_line_request_on_something_else_than_a_gpio_chip_is_one_line():
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_an_output_config_drives_the_line_at_its_level_with_no_bias_or_edges():
+    for level in (False, True):
+        flags, n_attrs, attrs = gpio_cdev.CONFIG.unpack(gpio_cdev.config_bytes("up", "both", 500, output=level))
+        assert flags == gpio_cdev.FLAG_OUTPUT and n_attrs == 1
+        assert gpio_cdev.ATTR.unpack(attrs[:gpio_cdev.ATTR.size]) == (gpio_cdev.ATTR_ID_OUTPUT_VALUES, 0, int(level), 1)
+    flags, n_attrs, _ = gpio_cdev.CONFIG.unpack(gpio_cdev.config_bytes("up", None))
+    assert flags == gpio_cdev.FLAG_INPUT | gpio_cdev.FLAG_BIAS_PULL_UP and n_attrs == 0   # no edges asked
+    assert gpio_cdev.LINE_SET_VALUES_IOCTL == 0xC010B40F          # _IOWR(0xB4, 0x0F, 16 bytes)

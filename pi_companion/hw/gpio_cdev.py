@@ -31,11 +31,13 @@ LINES_MAX = 64
 NAME_SIZE = 32
 NUM_ATTRS_MAX = 10
 FLAG_INPUT = 1 << 2
+FLAG_OUTPUT = 1 << 3
 FLAG_EDGE_RISING = 1 << 4
 FLAG_EDGE_FALLING = 1 << 5
 FLAG_BIAS_PULL_UP = 1 << 8
 FLAG_BIAS_PULL_DOWN = 1 << 9
 FLAG_BIAS_DISABLED = 1 << 10
+ATTR_ID_OUTPUT_VALUES = 2
 ATTR_ID_DEBOUNCE = 3
 EVENT_RISING_EDGE = 1
 EVENT_FALLING_EDGE = 2
@@ -62,6 +64,7 @@ def _iowr(nr: int, size: int) -> int:
 GET_LINE_IOCTL = _iowr(0x07, REQUEST.size)
 LINE_SET_CONFIG_IOCTL = _iowr(0x0D, CONFIG.size)
 LINE_GET_VALUES_IOCTL = _iowr(0x0E, VALUES.size)
+LINE_SET_VALUES_IOCTL = _iowr(0x0F, VALUES.size)
 assert (EVENT.size, CONFIG.size, REQUEST.size) == (48, 272, 592)
 
 
@@ -137,19 +140,25 @@ def _why(err: OSError) -> str:
             errno.ENODEV: "the chip is gone"}.get(err.errno, err.strerror or str(err))
 
 
-def config_bytes(bias: str, edges: str, debounce_us: int = 0) -> bytes:
-    flags = FLAG_INPUT | BIAS_FLAGS[bias] | EDGE_FLAGS[edges]     # no clock flag: CLOCK_MONOTONIC
+def config_bytes(bias: str, edges: str | None, debounce_us: int = 0, output: bool | None = None) -> bytes:
+    """A `gpio_v2_line_config`: an input with `bias`, `edges` (None: no edge detection) and
+    debounce; or, with `output` set, an output driven at that level (no bias, no edges)."""
+    if output is not None:                                       # no clock flag: CLOCK_MONOTONIC
+        return CONFIG.pack(FLAG_OUTPUT, 1, ATTR.pack(ATTR_ID_OUTPUT_VALUES, 0, int(output), 1))
+    flags = FLAG_INPUT | BIAS_FLAGS[bias] | (EDGE_FLAGS[edges] if edges else 0)
     attrs = ATTR.pack(ATTR_ID_DEBOUNCE, 0, debounce_us, 1) if debounce_us else b""
     return CONFIG.pack(flags, 1 if debounce_us else 0, attrs)
 
 
-def request_line(chip_fd: int, offset: int, *, bias: str = "floating", edges: str = "both",
-                 debounce_us: int = 0, consumer: str = "pi-companion", where: str = "") -> int:
-    """A line request for `offset` as an input with edge detection: its file descriptor
-    (non-blocking, close-on-exec). LineError (one line) if the kernel refuses."""
+def request_line(chip_fd: int, offset: int, *, bias: str = "floating", edges: str | None = "both",
+                 debounce_us: int = 0, output: bool | None = None, consumer: str = "pi-companion",
+                 where: str = "") -> int:
+    """A line request for `offset`: an input (with edge detection unless `edges` is None) or,
+    with `output`, an output at that level. Its file descriptor (non-blocking, close-on-exec);
+    LineError (one line) if the kernel refuses."""
     offsets = [offset] + [0] * (LINES_MAX - 1)
     buf = bytearray(REQUEST.pack(*offsets, consumer.encode()[:NAME_SIZE - 1],
-                                 config_bytes(bias, edges, debounce_us), 1, 0, 0))
+                                 config_bytes(bias, edges, debounce_us, output), 1, 0, 0))
     try:
         fcntl.ioctl(chip_fd, GET_LINE_IOCTL, buf, True)
     except OSError as err:
@@ -159,10 +168,12 @@ def request_line(chip_fd: int, offset: int, *, bias: str = "floating", edges: st
     return fd
 
 
-def set_config(req_fd: int, bias: str, edges: str, debounce_us: int = 0) -> None:
-    """Change a request's bias, edges or debounce in place (no edge lost meanwhile)."""
+def set_config(req_fd: int, bias: str, edges: str | None, debounce_us: int = 0,
+               output: bool | None = None) -> None:
+    """Change a request in place: its direction, bias, edges or debounce (no edge lost meanwhile)."""
     try:
-        fcntl.ioctl(req_fd, LINE_SET_CONFIG_IOCTL, bytearray(config_bytes(bias, edges, debounce_us)), True)
+        fcntl.ioctl(req_fd, LINE_SET_CONFIG_IOCTL,
+                    bytearray(config_bytes(bias, edges, debounce_us, output)), True)
     except OSError as err:
         raise LineError(err.errno, f"line reconfiguration: {_why(err)}") from None
 
@@ -175,6 +186,17 @@ def read_value(req_fd: int) -> bool:
     except OSError as err:
         raise LineError(err.errno, f"line read: {_why(err)}") from None
     return bool(VALUES.unpack(buf)[0] & 1)
+
+
+_HIGH, _LOW = VALUES.pack(1, 1), VALUES.pack(0, 1)
+
+
+def write_value(req_fd: int, value: bool) -> None:
+    """Drive an output line high or low (GPIO_V2_LINE_SET_VALUES_IOCTL)."""
+    try:
+        fcntl.ioctl(req_fd, LINE_SET_VALUES_IOCTL, _HIGH if value else _LOW)
+    except OSError as err:
+        raise LineError(err.errno, f"line write: {_why(err)}") from None
 
 
 # ---- the reader thread -----------------------------------------------------------------------

@@ -1,136 +1,292 @@
-"""gpiozero's lgpio pin factory with input edges read from the kernel's line events.
+"""gpiozero's pins on a Pi, driven through the kernel's GPIO character device and nothing else.
 
-`KernelEdgeFactory` is an `LGPIOFactory` whose pins (`KernelEdgePin`) are lgpio's in every way
-but one: while a pin watches for edges (a device set `when_changed`), lgpio lets go of the line
-and the pin holds a line request of its own (gpio_cdev.py) with edge detection, its pull as
-bias, and the kernel's timestamps; one `EdgeReader` thread waits on all of them without a
-timeout. Its level is read from that request, and when the pin stops watching (or turns into an
-output, or closes) the line goes back to lgpio. Outputs (LEDs, the piezo's tones) are lgpio's.
+`KernelFactory` is a gpiozero pin factory whose pins (`KernelPin`) each hold one line request
+(gpio_cdev.py) for as long as the pin exists, reconfigured in place as gpiozero changes its
+function, pull, edges or bounce:
 
-Only this module imports lgpio's factory: the pure decoding and the reader are in gpio_cdev.py.
+- an input reads its level from the request; while a device watches it (`when_changed`) the
+  request detects edges, and one `EdgeReader` thread, blocking in `poll` with no timeout, hands
+  each edge on with the kernel's own `timestamp_ns` (CLOCK_MONOTONIC, the factory's ticks);
+- an output (a player's LED) is driven with the request's set-values ioctl;
+- a PWM output (the piezo's tones) toggles the line from a thread of its own that runs only
+  while a tone plays (a frequency set and a duty strictly between 0 and 1), and is gone
+  between tones.
+
+So an idle box has no thread that wakes: lgpio, which this replaces by default, starts a thread
+on opening the chip that wakes 50 times a second for the life of the process (and its alert
+thread polls every 0.5 ms while any edge is watched). `edges = "lgpio"` in the config keeps
+gpiozero's lgpio factory instead.
 """
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Any
 
-from gpiozero.exc import PinFixedPull, PinInvalidBounce, PinInvalidPull
-from gpiozero.pins.lgpio import LGPIOFactory, LGPIOPin
-from gpiozero.pins.local import LocalPiPin
+from gpiozero.exc import (PinFixedPull, PinInvalidBounce, PinInvalidFunction, PinInvalidPull,
+                          PinInvalidState, PinPWMFixedValue, PinSetInput)
+from gpiozero.pins.local import LocalPiFactory, LocalPiPin
 
-import lgpio                      # after gpiozero's module, which patches lgpio's old names
-
-from .gpio_cdev import BIAS_FLAGS, EdgeReader, LineError, LineEvent, read_value, request_line, set_config
-
-# lgpio's pull flags, for giving a line back with the pull it had
-LGPIO_PULL = {"up": lgpio.SET_PULL_UP, "down": lgpio.SET_PULL_DOWN, "floating": lgpio.SET_PULL_NONE}
+from .gpio_cdev import (BIAS_FLAGS, EDGE_FLAGS, EdgeReader, LineError, LineEvent, read_value,
+                        request_line, set_config, write_value)
 
 
-class KernelEdgeFactory(LGPIOFactory):  # type: ignore[misc]
-    """lgpio for everything, edges from the kernel's line requests (one reader thread)."""
+class KernelFactory(LocalPiFactory):  # type: ignore[misc]
+    """Every pin a line request of its own on /dev/gpiochipN; edges from one reader thread."""
 
     def __init__(self, chip: int | None = None) -> None:
-        super().__init__(chip)
-        self.pin_class = KernelEdgePin
-        self.chip_path = f"/dev/gpiochip{self._chip}"
+        super().__init__()
+        if chip is None:          # a Pi 5's header is gpiochip4 on kernels that number it so
+            pi5 = (self._get_revision() & 0xFF0) >> 4 == 0x17
+            chip = 4 if pi5 and os.path.exists("/dev/gpiochip4") else 0
+        self._chip = chip
+        self.chip_path = f"/dev/gpiochip{chip}"
         try:
             self.chip_fd = os.open(self.chip_path, os.O_RDWR | os.O_CLOEXEC)
         except OSError as err:
-            super().close()
             raise LineError(err.errno, f"{self.chip_path}: {err.strerror}") from None
         self.edges = EdgeReader()
+        self.pin_class = KernelPin
+
+    @property
+    def chip(self) -> int:
+        return self._chip
 
     def close(self) -> None:
-        super().close()                   # the pins first: each gives its request back
+        super().close()                   # every pin back to a plain input
+        for pin in list(self.pins.values()):
+            if isinstance(pin, KernelPin):
+                pin.free()
         self.edges.close()
         if self.chip_fd >= 0:
             os.close(self.chip_fd)
             self.chip_fd = -1
 
 
-class KernelEdgePin(LGPIOPin):  # type: ignore[misc]
-    """An lgpio pin that, while it watches for edges, holds the line through its own request."""
+class KernelPin(LocalPiPin):  # type: ignore[misc]
+    """One GPIO line through its own request: input (level, edges), output or software PWM."""
 
-    factory: KernelEdgeFactory
+    factory: KernelFactory
 
-    def __init__(self, factory: KernelEdgeFactory, info: Any) -> None:
-        self._req = -1                    # our line request's fd while we watch for edges
-        self._pull = "floating"           # lgpio claims the line with no pull (LGPIOPin)
+    def __init__(self, factory: KernelFactory, info: Any) -> None:
         super().__init__(factory, info)
+        self._function = "input"
+        self._pull = "floating"           # claimed with no pull, as gpiozero's lgpio pins are
+        self._edges = "both"
+        self._bounce = 0                  # µs
+        self._level = False               # an output's level
+        self._watching = False            # edge detection on and the reader told
+        self._pwm: tuple[float, float] | None = None   # (frequency, duty) while PWM is on
+        self._tone: _SoftPWM | None = None
+        self._where = f"{factory.chip_path} (GPIO{self._number})"
+        self._fd = request_line(factory.chip_fd, self._number, bias="floating", edges=None,
+                                where=self._where)
 
-    # -- the line while we hold it ----------------------------------------------------------
-    def _edge_names(self) -> str:
-        return self._get_edges()
+    # -- the request ------------------------------------------------------------------------
+    def _configure(self) -> None:
+        if self._function == "output":
+            set_config(self._fd, "floating", None, output=self._level)
+        else:
+            set_config(self._fd, self._pull, self._edges if self._watching else None, self._bounce)
 
-    def _enable_event_detect(self) -> None:
-        handle = self.factory._handle
-        lgpio.gpio_free(handle, self._number)
-        try:
-            self._req = request_line(self.factory.chip_fd, self._number, bias=self._pull,
-                                     edges=self._edge_names(), debounce_us=self._bounce or 0,
-                                     where=f"{self.factory.chip_path} (GPIO{self._number})")
-        except LineError:
-            lgpio.gpio_claim_input(handle, self._number, LGPIO_PULL[self._pull])
-            raise
-        self.factory.edges.add(self._req, self._on_event, self._number)
+    def free(self) -> None:
+        """Let go of the line for good (the factory is closing)."""
+        self._stop_tone()
+        if self._watching:
+            self._watching = False
+            self.factory.edges.remove(self._fd)
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
-    def _disable_event_detect(self) -> None:
-        if self._req < 0:
-            return
-        self._release()
-        if self.factory._handle is not None:
-            lgpio.gpio_claim_input(self.factory._handle, self._number, LGPIO_PULL[self._pull])
-
-    def _release(self) -> None:
-        fd, self._req = self._req, -1
-        self.factory.edges.remove(fd)
-        os.close(fd)
-
-    def _on_event(self, event: LineEvent) -> None:
-        # The kernel's timestamp (CLOCK_MONOTONIC, ns), in the factory's ticks (seconds), as
-        # LGPIOPin passes lgpio's: never the time this thread read it.
-        # (LGPIOPin's own _call_when_changed takes lgpio's callback arguments: past it.)
-        LocalPiPin._call_when_changed(self, event.timestamp_ns / 1e9, int(event.rising))
-
-    # -- lgpio's methods, answered from our request while we hold the line -------------------
     def close(self) -> None:
-        if self._req >= 0:
-            self._release()
-        super().close()
+        # gpiozero keeps a pin object for the factory's life and may hand it to a new device:
+        # back to a plain input, the line still held.
+        if self._fd < 0:
+            return
+        self._stop_tone()
+        self._pwm = None
+        self._function, self._pull, self._bounce = "input", "floating", 0
+        if self._watching:
+            self._watching = False
+            self.factory.edges.remove(self._fd)
+        self._configure()
 
+    # -- function and level -----------------------------------------------------------------
     def _get_function(self) -> str:
-        return "input" if self._req >= 0 else super()._get_function()
+        return self._function
 
     def _set_function(self, value: str) -> None:
-        if self._req >= 0:
-            if value == "input":
-                return
-            self._release()               # an output: lgpio claims it again below
-        super()._set_function(value)
+        if value not in ("input", "output"):
+            raise PinInvalidFunction(f'invalid function "{value}" for pin {self!r}')
+        if value == self._function:
+            return
+        self._stop_tone()
+        self._pwm = None
+        if value == "output" and self._watching:      # an output detects no edges
+            self._watching = False
+            self.factory.edges.remove(self._fd)
+        self._function = value
+        self._level = False
+        self._configure()
 
-    def _get_state(self) -> bool:
-        return read_value(self._req) if self._req >= 0 else super()._get_state()
+    def _get_state(self) -> Any:
+        if self._pwm is not None:
+            return self._pwm[1]
+        if self._function == "output":
+            return self._level
+        return read_value(self._fd)
 
+    def _set_state(self, value: Any) -> None:
+        if self._pwm is not None:
+            if not 0 <= value <= 1:
+                raise PinInvalidState(f'invalid state "{value}" for pin {self!r}')
+            self._pwm = (self._pwm[0], float(value))
+            self._tone_follows()
+            return
+        if self._function == "input":
+            raise PinSetInput(f"cannot set state of pin {self!r}")
+        self._level = bool(value)
+        write_value(self._fd, self._level)
+
+    # -- pull, bounce, edges ----------------------------------------------------------------
     def _get_pull(self) -> str:
-        return self._pull if self._req >= 0 else super()._get_pull()
+        return self._pull
 
     def _set_pull(self, value: str) -> None:
-        if self._req < 0:
-            super()._set_pull(value)
-            self._pull = value
-            return
+        if self._function != "input":
+            raise PinFixedPull(f"cannot set pull on non-input pin {self!r}")
         if value not in BIAS_FLAGS:
             raise PinInvalidPull(f'invalid pull "{value}" for pin {self!r}')
         if self.info.pull not in (value, ""):
             raise PinFixedPull(f"{self!r} has a physical pull-{self.info.pull} resistor")
-        set_config(self._req, value, self._edge_names(), self._bounce or 0)
         self._pull = value
+        self._configure()
+
+    def _get_bounce(self) -> float | None:
+        return self._bounce / 1e6 if self._bounce else None
 
     def _set_bounce(self, value: float | None) -> None:
-        if self._req < 0:
-            super()._set_bounce(value)
-            return
         if value is not None and value < 0:
             raise PinInvalidBounce("bounce must be 0 or greater")
-        self._bounce = int((value or 0) * 1000000)
-        set_config(self._req, self._pull, self._edge_names(), self._bounce)
+        self._bounce = int((value or 0) * 1_000_000)
+        if self._function == "input":
+            self._configure()
+
+    def _get_edges(self) -> str:
+        return self._edges
+
+    def _set_edges(self, value: str) -> None:
+        if value not in EDGE_FLAGS:
+            raise PinInvalidFunction(f'invalid edges "{value}" for pin {self!r}')
+        self._edges = value
+        if self._watching:
+            self._configure()
+
+    # -- edges ------------------------------------------------------------------------------
+    def _enable_event_detect(self) -> None:
+        if self._function != "input":
+            self._set_function("input")
+        self._watching = True
+        try:
+            self._configure()
+        except LineError:
+            self._watching = False
+            raise
+        self.factory.edges.add(self._fd, self._on_event, self._number)
+
+    def _disable_event_detect(self) -> None:
+        if not self._watching:
+            return
+        self._watching = False
+        self.factory.edges.remove(self._fd)
+        if self._fd >= 0:
+            self._configure()
+
+    def _on_event(self, event: LineEvent) -> None:
+        # The kernel's timestamp (CLOCK_MONOTONIC, ns) in the factory's ticks (seconds, the same
+        # clock): never the time this thread read it.
+        LocalPiPin._call_when_changed(self, event.timestamp_ns / 1e9, int(event.rising))
+
+    # -- PWM (the piezo) --------------------------------------------------------------------
+    def _get_frequency(self) -> float | None:
+        return self._pwm[0] if self._pwm is not None else None
+
+    def _set_frequency(self, value: float | None) -> None:
+        if value is not None and value > 0:
+            if self._pwm is None and self._function != "output":
+                raise PinPWMFixedValue(f"cannot start PWM on pin {self!r}")
+            self._pwm = (float(value), self._pwm[1] if self._pwm is not None else 0.0)
+            self._tone_follows()
+        elif self._pwm is not None:
+            self._pwm = None
+            self._stop_tone()
+            self._level = False
+            write_value(self._fd, False)
+
+    def _tone_follows(self) -> None:
+        """A toggling thread while the duty is strictly between 0 and 1; else a steady level."""
+        assert self._pwm is not None
+        frequency, duty = self._pwm
+        if 0 < duty < 1:
+            if self._tone is None:
+                self._tone = _SoftPWM(self._fd, f"pwm-gpio{self._number}")
+            self._tone.set(frequency, duty)
+        else:
+            self._stop_tone()
+            self._level = duty >= 1
+            write_value(self._fd, self._level)
+
+    def _stop_tone(self) -> None:
+        tone, self._tone = self._tone, None
+        if tone is not None:
+            tone.stop()
+
+
+class _SoftPWM:
+    """A line toggled at a frequency and duty from a thread of its own, until `stop`: the
+    deadlines are absolute (a late wake shortens the next half, it does not drift), and a thread
+    that fell more than a period behind starts afresh rather than racing to catch up."""
+
+    def __init__(self, fd: int, name: str) -> None:
+        self.fd = fd
+        self.period = self.high = 0.0
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._started = False
+
+    def set(self, frequency: float, duty: float) -> None:
+        self.period, self.high = 1.0 / frequency, duty / frequency
+        if not self._started:
+            self._started = True
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._started and self._thread is not threading.current_thread():
+            self._thread.join(timeout=1.0)
+        try:
+            write_value(self.fd, False)
+        except LineError:
+            pass
+
+    def _run(self) -> None:
+        sleep, now, stopping = time.sleep, time.monotonic, self._stopping
+        start = now()
+        try:
+            while not stopping.is_set():
+                period, high = self.period, self.high
+                write_value(self.fd, True)
+                wait = start + high - now()
+                if wait > 0:
+                    sleep(wait)
+                write_value(self.fd, False)
+                start += period
+                wait = start - now()
+                if wait > 0:
+                    sleep(wait)
+                elif wait < -period:                  # fell behind (a busy moment): start afresh
+                    start = now()
+        except LineError:                             # the line went away: the tone ends
+            pass

@@ -136,6 +136,10 @@ def round_(first: str, second: str, pid: int) -> dict[str, float]:
         sys.exit(f"FAIL: after {first} then {second}: lamps {sorted(lamps())}, expected only {first}")
     t_decided = time.monotonic_ns()
     t_logged = t_logged or t_decided
+    toggles = tone_toggles(0.3)            # the buzz tone starts with the lamp: on the piezo's line
+    if toggles < 4:
+        sys.exit(f"FAIL: after {first} then {second}: the piezo's line (GPIO{PINS['PIEZO']}) "
+                 f"toggled {toggles} times in the 0.3 s after the lamp, expected a tone")
     os.write(a, b"pull-up")
     os.write(b, b"pull-up")
     os.close(a)
@@ -153,7 +157,22 @@ def round_(first: str, second: str, pid: int) -> dict[str, float]:
     return {"gap_min_ms": (t1 - t0_end) / 1e6, "gap_max_ms": (t1_end - t0) / 1e6,
             "cont_to_logged_ms": (t_logged - t_cont) / 1e6,
             "cont_to_decision_ms": (t_decided - t_cont) / 1e6,
-            "yes_to_ack_ms": (t_ack - t_yes) / 1e6}
+            "yes_to_ack_ms": (t_ack - t_yes) / 1e6, "tone_toggles": toggles}
+
+
+def tone_toggles(seconds: float) -> int:
+    """How often the piezo's line changed level while sampled for `seconds` (a tone: many)."""
+    path = SYSFS / f"sim_gpio{PINS['PIEZO']}" / "value"
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        last, changes, end = None, 0, time.monotonic() + seconds
+        while time.monotonic() < end:
+            level = os.pread(fd, 2, 0)
+            changes += last is not None and level != last
+            last = level
+    finally:
+        os.close(fd)
+    return changes
 
 
 # ---- the kernel's line info: which lines are requested, and by whom ---------------------------
