@@ -130,10 +130,11 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="the daemon: real pins and display on a Pi",
                        epilog=GAMES_EPILOG, formatter_class=formatter)
     box_options(r, ("auto", "mock"), ("auto", "ssd1306", "sh1106", "dummy", "none"))
-    r.add_argument("--edges", choices=EDGE_SOURCES, help="where the real pins' edges are read "
+    r.add_argument("--edges", choices=EDGE_SOURCES, help="how the real pins are driven "
                    "(overrides the config's input.edges, default kernel): kernel = the GPIO "
-                   "character device's line events, a thread that sleeps until an edge; lgpio = "
-                   "lgpio's alerts, whose thread wakes every 0.5 ms")
+                   "character device, edges from its line events, nothing awake while idle; "
+                   "lgpio = gpiozero's lgpio factory, whose threads wake 50 times a second and "
+                   "every 0.5 ms while edges are watched")
     r.set_defaults(func=cmd_run)
     s = sub.add_parser("simulate", help="the emulated box in this terminal (keys are the buttons)",
                        description="The emulated box: mock pins driven by the keyboard, the OLED "

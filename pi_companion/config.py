@@ -18,9 +18,10 @@ DEFAULT_CONFIG = Path("/etc/pi-companion/config.toml")
 DEFAULT_PLAYERS = ("Red", "Blue", "Green", "Yellow")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PINMAPS = ("4players", "8players")
-# Where the real pins' input edges are read: "kernel" (the GPIO character device's line events,
-# one thread waiting without a timeout: hw/kernel_pins.py) or "lgpio" (lgpio's alert thread,
-# which polls every 0.5 ms while any edge is watched). Outputs are lgpio's either way.
+# How a Pi's pins are driven: "kernel" (every pin a line request of the GPIO character device,
+# edges from its line events read by one thread waiting without a timeout, tones from a thread
+# that runs only while one plays: hw/kernel_pins.py) or "lgpio" (gpiozero's lgpio factory, whose
+# threads wake 50 times a second, and every 0.5 ms while any edge is watched).
 EDGE_SOURCES = ("kernel", "lgpio")     # the built-in pin maps; anything else is a file path
 MAX_CONFIG_BYTES = 1 << 20             # a config is a page of text; more is not a config
 

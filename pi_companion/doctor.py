@@ -45,23 +45,30 @@ PC_STATE = ("the box's state directory, made by its systemd unit on the Pi; on a
             "`simulate` or `run` a --state-dir to keep a game log")
 
 
-def check_pins(kind: str) -> Result:
-    """The pin factory, in one row: gpiozero's PinFactoryFallback warnings (one multi-line
-    warning per backend it tried) are caught and summed up here."""
+def check_pins(kind: str, edges: str = "kernel") -> Result:
+    """The pin factory the daemon would use (assemble's `make_factory`, the config's `edges`),
+    in one row: gpiozero's PinFactoryFallback warnings (one multi-line warning per backend it
+    tried) are caught and summed up here."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             if kind == "mock":
                 Device.pin_factory = MockFactory()
             else:
-                Device.ensure_pin_factory()
+                from .assemble import make_factory
+                make_factory(kind, edges)
+        except OSError as err:          # the chip itself (busy, permission): its one line
+            return ("fail", f"{err.strerror or err}: the daemon could not open its GPIO lines")
         except Exception as err:
             tried = _fallbacks(caught)
             return ("fail", f"no GPIO pin factory ({type(err).__name__}{'; tried ' + tried if tried else ''}): "
                             "on a Pi install the [pi] extra and set GPIOZERO_PIN_FACTORY=lgpio; "
                             "on a PC use --pins mock")
     tried = _fallbacks(caught)
+    chip = getattr(Device.pin_factory, "chip_path", None)
     return ("ok", f"pin factory {type(Device.pin_factory).__name__}"
+                  + (f" on {chip} (every pin a line request of the kernel's GPIO character device, "
+                     "edges from its line events)" if chip else "")
                   + (f" (after falling back from {tried})" if tried else ""))
 
 
@@ -223,7 +230,7 @@ def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None
     if pc and asked_pins is None and not os.environ.get("GPIOZERO_PIN_FACTORY"):
         pins = ("info", PC_PINS)
     else:
-        pins = check_pins(asked_pins or "auto")
+        pins = check_pins(asked_pins or "auto", config.edges)
     state = check_state_dir(config)
     from .config import Config
     if pc and state[0] == "fail" and not Path(args.config).exists() and config.state_dir == Config.state_dir:
