@@ -96,17 +96,20 @@ def _held(live: Live, driver: Any) -> Iterator[Callable[[], None]]:
     with held_clock(box):
         # The box has drawn what it holds (a frame waits for its log to be durable) and the
         # page shows that snapshot (the web process may still be one behind the box).
+        # (A step the loop had begun when the clock stopped still ends in a snapshot: the page
+        # must show the hub's latest, whichever that is.)
+        def page(d: Any) -> int:
+            return int(d.find_element("tag name", "body").get_attribute("data-seq"))
         live.until(lambda: not box.stale and box.queue.empty(), timeout=10)
-        seq = live.hub.seq
-        headless.wait(driver, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) >= seq)
-        shown = driver.find_element("tag name", "body").get_attribute("data-seq")
+        headless.wait(driver, lambda d: not box.stale and box.queue.empty() and page(d) == live.hub.seq,
+                      timeout=10)
+        shown = page(driver)
 
         def steady() -> None:
-            now = driver.find_element("tag name", "body").get_attribute("data-seq")
-            status = driver.find_elements("id", "status")
-            if now != shown or live.hub.seq != seq or (status and status[0].text != "live"):
+            now, status = page(driver), driver.find_elements("id", "status")
+            if now != shown or live.hub.seq != shown or (status and status[0].text != "live"):
                 raise RuntimeError(f"the moment moved while pictured: page snapshot {shown} -> {now}, "
-                                   f"box {seq} -> {live.hub.seq}, page {status[0].text if status else '-'}")
+                                   f"box {live.hub.seq}, page {status[0].text if status else '-'}")
 
         yield steady
 
