@@ -267,9 +267,12 @@ def simulate(args: Any) -> int:
     requests: list[Request] = []
     changed = threading.Event()
     try:
-        built = assemble(config, pins="mock", display=args.display, store=bool(getattr(args, "state_dir", None)),
+        # --state-dir: resume and log like the box. --web without it logs into the scratch
+        # directory (gone at the end): New game's undo and /history read the game logs.
+        built = assemble(config, pins="mock", display=args.display,
+                         store=bool(getattr(args, "state_dir", None)) or web,
                          puck=getattr(args, "puck", None), on_frame=lambda _f: changed.set(),
-                         on_request=requests.append,   # --state-dir: resume and log like the box
+                         on_request=requests.append,
                          hub=web, hub_path=scratch / "hub.sock" if scratch else None,
                          hub_board_url=f"http://localhost:{port}/")
     except StateDirBusy as err:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -85,25 +84,34 @@ def held_clock(box: Any) -> Iterator[None]:
 
 
 @contextmanager
-def _held(live: Live, driver: Any) -> Iterator[None]:
+def _held(live: Live, driver: Any) -> Iterator[Callable[[], None]]:
     """While the pictures of one moment are taken, the moment stays: the box's clock stands
     still (on a loaded machine the pictures of one moment took longer than a Hands Up! beat),
-    and once the page has drawn it the web process is stopped (SIGSTOP), so the page keeps
-    that snapshot at every size (it asks the server for nothing when only its size changes)."""
+    so no beat, settle window or timer makes a new snapshot, and every size shows the one the
+    page has drawn. It yields `steady`, to call before each picture: the page is live and still
+    shows that snapshot, else it says which moved. (The web process was once stopped meanwhile:
+    on a loaded machine the three sizes took longer than the page's 3 s of silence, and the
+    phone's picture said "Reconnecting to the box...".)"""
     box = live.box
     with held_clock(box):
         # The box has drawn what it holds (a frame waits for its log to be durable) and the
-        # page shows that snapshot (the web process may still be one behind the box) ...
+        # page shows that snapshot (the web process may still be one behind the box).
+        # (A step the loop had begun when the clock stopped still ends in a snapshot: the page
+        # must show the hub's latest, whichever that is.)
+        def page(d: Any) -> int:
+            return int(d.find_element("tag name", "body").get_attribute("data-seq"))
         live.until(lambda: not box.stale and box.queue.empty(), timeout=10)
-        seq = live.hub.seq
-        headless.wait(driver, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) >= seq)
-        if live.web is not None:
-            live.web.send_signal(signal.SIGSTOP)     # ... and keeps it
-        try:
-            yield
-        finally:
-            if live.web is not None:
-                live.web.send_signal(signal.SIGCONT)
+        headless.wait(driver, lambda d: not box.stale and box.queue.empty() and page(d) == live.hub.seq,
+                      timeout=10)
+        shown = page(driver)
+
+        def steady() -> None:
+            now, status = page(driver), driver.find_elements("id", "status")
+            if now != shown or live.hub.seq != shown or (status and status[0].text != "live"):
+                raise RuntimeError(f"the moment moved while pictured: page snapshot {shown} -> {now}, "
+                                   f"box {live.hub.seq}, page {status[0].text if status else '-'}")
+
+        yield steady
 
 
 def _picture(driver: Any, out: Path, size: tuple[int, int]) -> Path:
@@ -215,7 +223,11 @@ def hands_up_evening(live: Live, shoot: Shoot) -> None:
     shoot("grab")
     judged(live)
     shoot("result")
-    live.until(lambda: box.engine.report()["over"], timeout=60)
+    # The game over as the hub serves it, not only as the engine has it: the loop sets the game
+    # over, then waits for the log to be durable before it marks the screen stale, and a picture
+    # taken in between showed the beat before it (docs/screens/web-hands-up-winners-*.png).
+    live.until(lambda: box.engine.report()["over"] and json.loads(live.hub.latest or b"{}").get("over"),
+               timeout=60)
     shoot("winners")
 
 
@@ -293,10 +305,19 @@ def evening_shots(game: str, out: Path, state: Path) -> list[Path]:
         _open(driver, live.base, "/", SCREENS["tv"])
 
         def shoot(label: str) -> None:
-            with _held(live, driver):               # one moment at every size
-                for size_name, size in SCREENS.items():
-                    written.append(_picture(driver, out / f"web-{game}-{label}-{size_name}.png", size))
+            written.extend(moment_pictures(live, driver, out, f"web-{game}-{label}"))
         play(live, shoot)
+    return written
+
+
+def moment_pictures(live: Live, driver: Any, out: Path, prefix: str) -> list[Path]:
+    """The page as it shows the box's moment now, at every size, all of that one snapshot and
+    all live (never a "Reconnecting" banner, however long the pictures take)."""
+    written = []
+    with _held(live, driver) as steady:
+        for size_name, size in SCREENS.items():
+            steady()
+            written.append(_picture(driver, out / f"{prefix}-{size_name}.png", size))
     return written
 
 

@@ -257,3 +257,26 @@ def test_each_badge_has_the_colour_of_that_players_button(tmp_path, need_browser
                  for b in badges]
         assert shown == [("1", "rgba(18, 52, 86, 1)", False), ("2", "rgba(238, 238, 238, 1)", True),
                          ("3", "rgba(48, 164, 108, 1)", False)], shown
+
+
+def test_a_moment_pictured_slowly_is_pictured_live_at_every_size(tmp_path, need_browser, monkeypatch):
+    """`make screenshots` on a loaded machine: the three sizes of one moment took longer than
+    the page's 3 s of silence (the web process was stopped meanwhile), and the phone's picture
+    of Hands Up!'s deal said "Reconnecting to the box..." in a red page. Each picture here takes
+    1.6 s; every one must be of the live page and of the one snapshot."""
+    taken = []
+    picture = webshots._picture
+
+    def slow(driver, out, size):
+        time.sleep(1.6)
+        taken.append((size, driver.find_element("id", "status").text,
+                      driver.find_element("id", "offline").is_displayed(),
+                      driver.find_element("tag name", "body").get_attribute("data-seq")))
+        return picture(driver, out, size)
+    monkeypatch.setattr(webshots, "_picture", slow)
+    with live_box(tmp_path / "state", "grab-bag") as live, headless.chromium(*SCREENS["tv"]) as driver:
+        webshots._open(driver, live.base, "/", SCREENS["tv"])
+        written = webshots.moment_pictures(live, driver, tmp_path, "slow")
+    assert len(written) == 3 and all(p.is_file() for p in written)
+    assert [(status, banner) for _, status, banner, _ in taken] == [("live", False)] * 3, taken
+    assert len({seq for *_, seq in taken}) == 1, taken

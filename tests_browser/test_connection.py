@@ -115,7 +115,25 @@ def commands_enabled(driver):
     return [driver.find_element("id", c).is_enabled() for c in ("yes", "no", "undo")]
 
 
-def check_offline(driver, tabs, since_ms, word, status):
+# How the board reads: the page's background and text size, and the colour of every name,
+# score and word of the moment (the banner apart).
+LOOKS = """
+const css = (el) => getComputedStyle(el);
+return [css(document.body).backgroundColor, css(document.body).fontSize,
+        ...[...document.querySelectorAll("#moment .big, #players .name, #players .score")]
+          .map((el) => el.textContent + ": " + css(el).color + " " + css(el).fontSize)];
+"""
+
+
+def looks(driver, tabs):
+    out = {}
+    for tab in tabs:
+        driver.switch_to.window(tab)
+        out[tab] = driver.execute_script(LOOKS)
+    return out
+
+
+def check_offline(driver, tabs, since_ms, word, status, before=None):
     board, host = tabs
     for tab in (board, host):
         driver.switch_to.window(tab)
@@ -124,6 +142,9 @@ def check_offline(driver, tabs, since_ms, word, status):
         assert took < 3.0, f"{word} shown {took:.2f} s after the daemon stopped"
         assert driver.find_element("id", "offline").is_displayed()
         assert driver.find_element("id", "status").text.startswith(status)
+        if before is not None:      # the board "shows the last it knew" as readably as before
+            # (the banner's own style once reached the whole page: dark names on dark panels)
+            assert driver.execute_script(LOOKS) == before[tab]
     assert not any(commands_enabled(driver))
     return took
 
@@ -142,10 +163,11 @@ def test_killing_the_daemon_shows_box_offline_within_3_s_and_a_new_daemon_brings
     token = (daemon.state / "host-token").read_text().strip()
     with headless.chromium(*PHONE) as driver:
         tabs = open_pages(driver, base, token)
+        before = looks(driver, tabs)
         killed = time.time() * 1000
         daemon.proc.kill()                                  # SIGKILL: no goodbye
         daemon.proc.wait()
-        check_offline(driver, tabs, killed, "offline", "box offline")
+        check_offline(driver, tabs, killed, "offline", "box offline", before)
         assert "Box offline" in driver.find_element("id", "offline").text
         assert web.poll() is None
         daemon.start()                                      # the same state: the game resumes

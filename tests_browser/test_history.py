@@ -72,6 +72,15 @@ def inside(driver):
         if el.is_displayed():
             right = driver.execute_script("return arguments[0].getBoundingClientRect().right", el)
             assert right <= width, (el.text, right, width)
+    # No heading is cut inside a word ("Playe / r", "Game / s" on a phone): a heading takes at
+    # most one line per word.
+    cut = driver.execute_script("""
+      return [...document.querySelectorAll('#history-body th')].filter((th) => th.offsetParent)
+        .map((th) => { const r = document.createRange(); r.selectNodeContents(th);
+          const lines = new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size;
+          return [th.textContent.trim(), lines]; })
+        .filter(([text, lines]) => lines > text.split(/\\s+/).length);""")
+    assert not cut, cut
 
 
 def test_a_game_appears_at_game_over_with_the_totals_and_the_host_removes_it(tmp_path, need_browser):
