@@ -77,3 +77,8 @@ def test_quarters_say_whole_turns_then_the_quarter(steps):
     assert text.startswith("\u2212") == (steps < 0)
     body = text.lstrip("\u2212")
     assert body == (str(whole) if whole or not q else "") + ["", "\u00bc", "\u00bd", "\u00be"][q]
+
+
+def test_a_one_turn_card_is_said_in_the_singular():
+    from pi_companion.core.snapshot import _turns
+    assert (_turns(1), _turns(2), _turns(3)) == ("1 turn", "2 turns", "3 turns")

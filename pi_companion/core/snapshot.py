@@ -44,6 +44,11 @@ def quarters(steps: int) -> str:
     return ("\u2212" if steps < 0 else "") + (str(whole) if whole or not q else "") + QUARTERS[q]
 
 
+def _turns(target: int) -> str:
+    """A card's target as said: "1 turn", "3 turns"."""
+    return f"{target} turn" if target == 1 else f"{target} turns"
+
+
 def table_view(engine: Any) -> dict[str, Any]:
     """Everything the scoreboard shows, from the engine's public view (no seq)."""
     report = engine.report()
@@ -236,12 +241,12 @@ def wound_moment(r: dict[str, Any]) -> dict[str, Any]:
                  "")
         return {"kind": "wind", "big": f"{quarters(steps)} of {check['target']}",
                 "small": small, "player": check["player"],
-                "words": f"{check['player']}: {quarters(steps)} of {check['target']} turns"}
+                "words": f"{check['player']}: {quarters(steps)} of {_turns(check['target'])}"}
     attempts = r.get("attempts") or []
     if attempts:                 # held until the next check opens, as the OLED keeps it
         a = attempts[-1]
         return {"kind": "verdict", "big": VERDICT_WORDS.get(a["verdict"], a["verdict"]),
-                "small": f"{a['player']}: {quarters(a['steps'])} of {a['target']} turns",
+                "small": f"{a['player']}: {quarters(a['steps'])} of {_turns(a['target'])}",
                 "verdict": a["verdict"], "player": a["player"]}
     guide = r.get("guide") or {}
     return text_moment(guide.get("text") or "Press your button to wind", "press your button to wind",

@@ -86,7 +86,7 @@
       : frac > 0 ? "M 0 -112 A 112 112 0 " + (frac > 0.5 ? 1 : 0) + " 1 " + x + " " + y : "");
     svg.setAttribute("class", "dial " + (steps === goal ? "on" : steps > goal ? "over" : "under"));
     const left = goal - steps;
-    text($("#wind-count .big"), w.player + ": " + quarters(steps) + " of " + w.target + " turns");
+    text($("#wind-count .big"), w.player + ": " + quarters(steps) + " of " + w.target + (w.target === 1 ? " turn" : " turns"));
     text($("#wind-count .left"),
       left > 0 ? quarters(left) + " to go" : left < 0 ? quarters(-left) + " too many" : "on target \u2713");
   }
