@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -88,28 +87,32 @@ def held_clock(box: Any) -> Iterator[None]:
 def _held(live: Live, driver: Any) -> Iterator[None]:
     """While the pictures of one moment are taken, the moment stays: the box's clock stands
     still (on a loaded machine the pictures of one moment took longer than a Hands Up! beat),
-    and once the page has drawn it the web process is stopped (SIGSTOP), so the page keeps
-    that snapshot at every size (it asks the server for nothing when only its size changes)."""
+    so once the page has drawn the box's latest snapshot no other one comes, and the page keeps
+    it at every size (it asks the server for nothing when only its size changes). The web
+    process is not stopped: its beat keeps the page live (a page that hears nothing for 3 s
+    says "reconnecting", and a stopped web process put that banner on the pictures taken last).
+    If the page drew another snapshot meanwhile, that is said, not pictured over."""
     box = live.box
     with held_clock(box):
         # The box has drawn what it holds (a frame waits for its log to be durable) and the
-        # page shows that snapshot (the web process may still be one behind the box) ...
+        # page shows that snapshot (the web process may still be one behind the box).
         live.until(lambda: not box.stale and box.queue.empty(), timeout=10)
         seq = live.hub.seq
         headless.wait(driver, lambda d: int(d.find_element("tag name", "body").get_attribute("data-seq")) >= seq)
-        if live.web is not None:
-            live.web.send_signal(signal.SIGSTOP)     # ... and keeps it
-        try:
-            yield
-        finally:
-            if live.web is not None:
-                live.web.send_signal(signal.SIGCONT)
+        drawn = driver.find_element("tag name", "body").get_attribute("data-seq")
+        yield
+        now = driver.find_element("tag name", "body").get_attribute("data-seq")
+        if now != drawn:
+            raise RuntimeError(f"the page drew snapshot {now} while the moment of snapshot {drawn} was pictured")
 
 
 def _picture(driver: Any, out: Path, size: tuple[int, int]) -> Path:
     """The page as drawn now at `size`; the whole page (taller than the screen where it must,
     as the host page on a phone), so nothing is cut off."""
     _viewport(driver, *size)
+    connection = driver.execute_script("return document.body.dataset.connection || null")
+    if connection not in (None, "live"):         # a board or host page: never picture its banner
+        raise RuntimeError(f"{out.name}: the page says {connection!r}, not live")
     height = int(driver.execute_script("return document.documentElement.scrollHeight"))
     _viewport(driver, size[0], max(size[1], height))
     time.sleep(0.2)
