@@ -43,6 +43,8 @@ PC_PINS = ("this is a PC (no GPIO chip, no Raspberry Pi): there are no box pins 
            "always does, its keys are the buttons; `run --pins mock` is the daemon, headless)")
 PC_STATE = ("the box's state directory, made by its systemd unit on the Pi; on a PC give "
             "`simulate` or `run` a --state-dir to keep a game log")
+PC_DISPLAY = ("this is a PC: no I2C bus for the box's OLED here. `simulate` draws the OLED in "
+              "the terminal; `run --display dummy` runs the daemon without one")
 
 
 def check_pins(kind: str, edges: str = "kernel") -> Result:
@@ -235,9 +237,13 @@ def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None
     from .config import Config
     if pc and state[0] == "fail" and not Path(args.config).exists() and config.state_dir == Config.state_dir:
         state = ("info", f"{config.state_dir} absent: {PC_STATE}")
+    display = check_display(config)
+    if pc and display[0] == "warn" and not Path(args.config).exists() \
+            and not Path(f"/dev/i2c-{config.i2c_port}").exists():
+        display = ("info", PC_DISPLAY)      # no bus on a PC is no fault: the Pi's advice would mislead
     results = [("config", config_result), ("pins", pins),
                ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
-               ("display", check_display(config)), ("i2c", check_i2c_speed(config, root)),
+               ("display", display), ("i2c", check_i2c_speed(config, root)),
                ("puck", check_puck(config)), ("state", state), ("web", check_web(config))]
     for name, (level, message) in results:
         out(f"{level.upper():4} {name:8} {message}")

@@ -320,7 +320,11 @@ def simulate(args: Any) -> int:
 
 
 def port_free(port: int) -> bool:
+    """Whether `pi-companion web` can listen on `port`. It binds with SO_REUSEADDR (asyncio's
+    default on POSIX), so the probe does too: connections closed a moment ago (TIME_WAIT, up to
+    a minute; the emulator's own start-up check leaves one) do not hold the port, a listener does."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:

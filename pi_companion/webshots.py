@@ -118,6 +118,9 @@ def _picture(driver: Any, out: Path, size: tuple[int, int]) -> Path:
     """The page as drawn now at `size`; the whole page (taller than the screen where it must,
     as the host page on a phone), so nothing is cut off."""
     _viewport(driver, *size)
+    connection = driver.execute_script("return document.body.dataset.connection || null")
+    if connection not in (None, "live"):         # a board or host page: never picture its banner
+        raise RuntimeError(f"{out.name}: the page says {connection!r}, not live")
     height = int(driver.execute_script("return document.documentElement.scrollHeight"))
     _viewport(driver, size[0], max(size[1], height))
     time.sleep(0.2)

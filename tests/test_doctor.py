@@ -79,6 +79,9 @@ def test_doctor_as_the_readme_shows_it_on_a_pc_says_it_is_a_pc_and_exits_0(tmp_p
     assert rows["pins"].startswith("INFO") and "this is a PC" in rows["pins"] and "--pins mock" in rows["pins"]
     assert rows["state"].startswith("INFO") and "--state-dir" in rows["state"]
     assert "FAIL" not in out.stdout
+    # No I2C bus on a PC is no fault to mend: not the Pi's raspi-config advice, but what shows the OLED here.
+    assert rows["display"].startswith("INFO") and "this is a PC" in rows["display"], rows["display"]
+    assert "raspi-config" not in rows["display"] and "simulate" in rows["display"]
 
 
 def test_doctor_on_a_pi_still_fails_on_its_pins_and_state(tmp_path):

@@ -116,6 +116,24 @@ def test_menu_players_sets_the_count_with_the_dial_and_names_then_a_new_game_tha
         again.close()
 
 
+@pytest.mark.parametrize("game, counts", [("all-wound-up", (2, 3, 4)), ("hands-up", tuple(range(2, 9)))])
+def test_menu_players_offers_the_counts_the_game_takes_on_a_box_with_eight_buttons(mock_factory, tmp_path,
+                                                                                   game, counts):
+    """MENU > Players counts within the game's range, not the box's buttons: eight buttons and
+    All Wound Up (2 to 4) offer 2, 3, 4; Hands Up! (2 to 8) all eight."""
+    box = make_box(mock_factory, tmp_path, players=FOUR[:2], game=game, pinmap="8players")
+    try:
+        hands = Hands(box)
+        hands.tap("MENU")
+        hands.turn(-2)
+        assert box.engine.menu.selected == "players"
+        hands.tap("YES")
+        assert [k for k, _ in box.engine.menu.items] == [f"players:{n}" for n in counts]
+        assert box.engine.menu.selected == "players:2"     # the table's count
+    finally:
+        box.close()
+
+
 def test_the_hosts_players_command_is_logged_and_starts_a_new_game_with_them(mock_factory, tmp_path):
     box = make_box(mock_factory, tmp_path, game="hands-up", pinmap="8players")
     try:

@@ -418,6 +418,14 @@ def test_simulate_web_serves_the_big_screen_beside_the_emulator_and_says_where(t
         term.close()
     with pytest.raises(OSError):                                   # the web process went with it
         urllib.request.urlopen(address, timeout=2)
+    # `make run` again at once: the port's closed connections (TIME_WAIT) do not hold it - the
+    # web process binds with SO_REUSEADDR, so the emulator's check that it is free must too.
+    term = Terminal(100, 30, "--players", "Ada,Ben,Cy", "--web", "--web-port", str(port))
+    try:
+        assert term.wait_for(f"TV: {address}", timeout=40), term.text() + term.proc.stderr.read1().decode()
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
 
 
 def test_simulate_web_new_game_from_the_host_remote_can_be_undone(tmp_path):
@@ -493,3 +501,19 @@ def test_simulate_web_killed_takes_its_web_process_along(tmp_path):
             urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
     finally:
         term.close()
+
+
+def test_simulate_web_on_a_port_something_listens_on_says_so_in_one_line(tmp_path):
+    """A port another program listens on is refused before anything starts, in one line."""
+    import socket
+    with socket.socket() as other:
+        other.bind(("0.0.0.0", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        term = Terminal(100, 30, "--web", "--web-port", str(port), "--state-dir", str(tmp_path))
+        try:
+            assert term.proc.wait(timeout=30) == 75
+            assert term.proc.stderr.read().decode() == \
+                f"pi-companion: port {port} is in use: give another with --web-port\n"
+        finally:
+            term.close()

@@ -217,6 +217,38 @@ def test_the_pages_say_reconnecting_and_disable_commands_while_the_web_process_i
             again.wait(timeout=10)
 
 
+def test_a_moment_held_longer_than_the_pages_patience_is_pictured_live(tmp_path, need_browser):
+    """`make screenshots` holds one moment while it takes its three sizes; on a loaded machine
+    that took more than the 3 s after which a page hearing nothing says "reconnecting", and the
+    phone pictures (taken last) showed the red banner - a picture that changed run to run and
+    dirtied a clean checkout. Held 4 s, the page is still live and still on that moment."""
+    with live_box(tmp_path, "grab-bag") as live, headless.chromium(*SCREENS["tv"]) as driver:
+        webshots._open(driver, live.base, "/", SCREENS["tv"])
+        with webshots._held(live, driver):
+            seq = driver.find_element("tag name", "body").get_attribute("data-seq")
+            time.sleep(4.0)                                     # longer than the page's 3 s
+            assert driver.find_element("tag name", "body").get_attribute("data-connection") == "live"
+            assert driver.find_element("id", "status").text == "live"
+            picture = webshots._picture(driver, tmp_path / "held-phone.png", SCREENS["phone"])
+            assert driver.find_element("tag name", "body").get_attribute("data-seq") == seq
+        assert picture.exists()
+
+
+def test_a_page_that_is_not_live_is_never_pictured(tmp_path, need_browser):
+    """The web process stopped: once the page says "reconnecting", `make screenshots` says so
+    and writes no picture of the banner."""
+    with live_box(tmp_path, "grab-bag") as live, headless.chromium(*SCREENS["phone"]) as driver:
+        webshots._open(driver, live.base, "/", SCREENS["phone"])
+        live.web.send_signal(signal.SIGSTOP)
+        try:
+            wait(driver, lambda d: d.find_element("id", "status").text.startswith("reconnecting"), timeout=10)
+            with pytest.raises(RuntimeError, match="not live"):
+                webshots._picture(driver, tmp_path / "away-phone.png", SCREENS["phone"])
+        finally:
+            live.web.send_signal(signal.SIGCONT)
+        assert not (tmp_path / "away-phone.png").exists()
+
+
 EIGHT = ("Alexandrina", "Bartholomew", "Cy", "Dorothea", "Ebenezer", "Florentyna", "Gus", "Henrietta")
 
 
