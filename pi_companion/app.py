@@ -266,8 +266,8 @@ class Box:
         if (engine.rules.name, tuple(engine.players)) == (config.game, tuple(config.players)):
             return ""
         self.config = replace(config.with_game(engine.rules.name), players=tuple(engine.players))
-        line = (f"Resumed the saved {engine.rules.title} ({len(engine.players)} players: "
-                f"{', '.join(engine.players)}), not {config.game} for {', '.join(config.players)}")
+        line = (f"Resumed the saved {engine.rules.title} ({len(engine.players)} players), "   # fits 80
+                f"not {config.game} for {', '.join(config.players)}")                     # columns
         log.warning("%s", line)
         return line
 
