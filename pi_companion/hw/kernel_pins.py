@@ -54,10 +54,11 @@ class KernelFactory(LocalPiFactory):  # type: ignore[misc]
         return self._chip
 
     def close(self) -> None:
+        pins = list(self.pins.values())   # (PiFactory.close forgets them)
         super().close()                   # every pin back to a plain input
-        for pin in list(self.pins.values()):
+        for pin in pins:
             if isinstance(pin, KernelPin):
-                pin.free()
+                pin.free()                # and its line let go
         self.edges.close()
         if self.chip_fd >= 0:
             os.close(self.chip_fd)
