@@ -478,7 +478,7 @@ PY
 IDLE_S=${IDLE_S:-60}
 IDLE_SETTLE_S=20
 step_idle() {
-    CHECK="idle: with the kernel's line events no thread of the daemon polls"
+    CHECK="idle: with the kernel's pins no thread of the daemon polls and the box wakes at most twice a second"
     local mode dpid wpid said
     cp $CONFIG /root/config.idle
     for mode in lgpio kernel; do
