@@ -149,7 +149,7 @@ class Box:
         self._frame_next = 0.0        # time.monotonic() before which no frame is drawn
         self._frame_waits = False     # a frame waits for the log: the writer wakes the loop
         self._frame_give_up: float | None = None   # ... until then (the disk is not responding)
-        self._realized = False        # realize_all has run (after the first frame)
+        self._realized = False        # realize_all has run (first thing on the loop thread)
         self.spinning = False         # hall edges came since the last frame: the next ones wait
                                       # for the next frame's time instead of waking the loop
         if store is not None:
@@ -420,6 +420,9 @@ class Box:
     def loop(self) -> None:
         if not precise_timers():
             log.debug("timer slack not set: settle windows may close up to 50 us late")
+        if not self._realized:        # start-up work kept off the way to READY (#27 item 4): the
+            self._realized = True     # event classes not made yet, made here on the loop thread
+            realize_all()             # (a press meanwhile waits in the queue, stamped)
         try:
             while True:
                 try:
@@ -791,9 +794,6 @@ class Box:
             self.on_draw(self, frame)
         if self.display.show(frame, self.now()) and self.on_frame is not None:
             self.on_frame(frame)
-        if not self._realized:        # start-up work deferred past READY (#27 item 4): the
-            self._realized = True     # event classes not made yet, made before a press needs them
-            realize_all()
 
     def close(self) -> None:
         """Stop the loop, release the hardware, then close the game log. A part that fails to

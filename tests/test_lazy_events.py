@@ -56,7 +56,7 @@ def test_every_event_class_is_the_frozen_dataclass_it_declares(cls):
     assert inspect.signature(cls) == inspect.signature(made)
 
 
-def test_the_box_makes_every_event_class_once_its_first_frame_is_drawn():
+def test_the_box_loop_makes_every_event_class_off_the_way_to_ready():
     """(In a fresh interpreter: here other tests have made them already.)"""
     code = """
 import dataclasses, inspect
@@ -69,8 +69,15 @@ classes = [c for _, c in inspect.getmembers(events, inspect.isclass) if c.__modu
 box = Box(Config(game="grab-bag", players=("Ada", "Ben"), seed=1, sound=False), MockFactory(),
           Display(lambda: open_device("dummy")))
 assert not all(dataclasses.is_dataclass(c) for c in classes)
-box.pump()                                           # draws the first frame
+box.draw()                                           # the first frame, as the daemon draws it before READY
+assert not all(dataclasses.is_dataclass(c) for c in classes), "made on the way to READY"
+box.start()                                          # the loop thread makes them, after READY
+import time
+end = time.monotonic() + 10
+while not all(dataclasses.is_dataclass(c) for c in classes) and time.monotonic() < end:
+    time.sleep(0.01)
 assert all(dataclasses.is_dataclass(c) for c in classes), [c for c in classes if not dataclasses.is_dataclass(c)]
+box.stop()
 box.close()
 print("ok")
 """
