@@ -49,8 +49,8 @@ def replace(obj: T, /, **changes: Any) -> T:
 # frozen `__setattr__`/`__delattr__`) from source text as the class is defined: for core.events'
 # two dozen classes that was most of what importing our modules cost the daemon's start-up,
 # though few of them are used before the box is READY. `lazy_frozen` defers that work to the
-# class's first instance (or `realize_all`, which the box loop runs once it has drawn its first
-# frame): until then the class has a stand-in `__init__` that makes it a dataclass and calls
+# class's first instance (or `realize_all`, which the box loop's thread runs as it starts, after
+# the first frame and beside READY): until then the class has a stand-in `__init__` that makes it a dataclass and calls
 # the real one. No instance ever exists before its class is realized, so nothing that looks at
 # an instance (equality, hashing, `dataclasses.fields`, `replace`, a match) can tell.
 _LAZY: list[type] = []
