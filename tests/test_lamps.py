@@ -124,3 +124,80 @@ def test_letting_go_of_menu_cancels_the_countdown(mock_factory):
         assert game_screen is not None and shown(box) != game_screen
     finally:
         box.close()
+
+
+# ---- the real daemon: its main, its hub, its pins -------------------------------------------
+
+def test_the_real_daemon_sets_every_lamp_when_the_host_changes_the_game(tmp_path, monkeypatch):
+    """`daemon.main` as systemd runs it (on mock pins, in a thread), the game changed through its
+    hub socket as the host's phone changes it: after each change the LED pins are exactly what
+    the new game's first screen lights (the snapshot's `lit`), never the old game's lamps."""
+    import argparse
+    import json
+    import socket
+    import threading
+    import time
+
+    from gpiozero import Device
+
+    from pi_companion import daemon, systemd
+
+    monkeypatch.setattr(daemon.StopLatch, "install", lambda self: None)    # not the main thread
+    monkeypatch.setattr(systemd, "power_off", lambda: None)
+    monkeypatch.setenv("RUNTIME_DIRECTORY", str(tmp_path))
+    config = tmp_path / "config.toml"
+    config.write_text('[box]\nplayers = ["Ada", "Ben", "Cy"]\nseed = 3\n[sound]\nenabled = false\n'
+                      '[web]\nenabled = true\n')
+    state = tmp_path / "state"
+    args = argparse.Namespace(config=str(config), game=None, players=None, pins="mock",
+                              display="dummy", state_dir=str(state))
+    result: list[int] = []
+    previous = Device.pin_factory
+    thread = threading.Thread(target=lambda: result.append(daemon.main(args)))
+    thread.start()
+    pins = load_pinmap()
+    try:
+        end = time.monotonic() + 15
+        while not (tmp_path / "hub.sock").exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        hub = socket.socket(socket.AF_UNIX)
+        hub.connect(str(tmp_path / "hub.sock"))
+        hub.settimeout(5)
+        stream = hub.makefile("rb")
+        token = (state / "host-token").read_text().strip()
+
+        def factory_lamps():
+            return {i for i in range(3) if Device.pin_factory.pin(pins[f"LED{i + 1}"]).state}
+
+        def snapshot_where(ok):
+            while True:
+                msg = json.loads(stream.readline())
+                if msg.get("type") == "snapshot" and ok(msg):
+                    return msg
+
+        def lamps_follow(snap):
+            want = {i for i, p in enumerate(snap["players"]) if p["lit"]}
+            end = time.monotonic() + 5
+            while factory_lamps() != want and time.monotonic() < end:
+                time.sleep(0.01)
+            assert factory_lamps() == want, (snap["game"], factory_lamps(), want)
+            return want
+
+        first = snapshot_where(lambda s: True)
+        assert lamps_follow(first) == {1, 2}                      # Grab Bag: the seekers lit
+        Device.pin_factory.pin(pins["P2"]).drive_low()            # Ben buzzes: his lamp alone
+        time.sleep(0.1)
+        Device.pin_factory.pin(pins["P2"]).drive_high()
+        assert lamps_follow(snapshot_where(lambda s: s.get("buzz"))) == {1}
+        seen = []
+        for game in ("all-wound-up", "hold-your-breath", "hands-up", "grab-bag"):
+            hub.sendall(json.dumps({"cmd": "switch", "game": game, "token": token, "id": 1}).encode() + b"\n")
+            seen.append((game, lamps_follow(snapshot_where(lambda s, g=game: s["game"] == g))))
+        assert seen[-1] == ("grab-bag", {1, 2}) and seen[0][1] != {1}, seen
+        hub.close()
+        Device.pin_factory.pin(pins["MENU"]).drive_low()         # held: the daemon powers off
+        thread.join(timeout=15)
+        assert result == [0]
+    finally:
+        Device.pin_factory.reset()
+        Device.pin_factory = previous
