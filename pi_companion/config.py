@@ -1,6 +1,7 @@
 """The config file (TOML): every key checked at start; a bad one is one line naming it (exit 78)."""
 from __future__ import annotations
 
+import gc
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -377,6 +378,11 @@ def read_toml(path: Path, must_exist: bool = False) -> dict[str, Any] | None:
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: not UTF-8 (byte {raw[err.start]:#04x} at {where_in(raw, err.start)}): "
                           "save the file as UTF-8") from None
+    # No garbage collection inside the parse: a config nested too deeply meets the interpreter's
+    # recursion limit down there, and a collection at that depth would run whatever finalizers
+    # the process has pending with no stack left (each an unraisable RecursionError).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -387,6 +393,9 @@ def read_toml(path: Path, must_exist: bool = False) -> dict[str, Any] | None:
         why = ("an integer has more than 4300 digits" if "integer string conversion" in str(err)
                else str(err))
         raise ConfigError(f"{path}: not valid TOML here: {why}") from None
+    finally:
+        if collecting:
+            gc.enable()
     return data
 
 

@@ -368,3 +368,49 @@ def test_time_at_the_limit_is_accepted():
     with pytest.raises(ScenarioError):
         parse_scenario(json.dumps({"game": "grab-bag", "players": ["A", "B"], "end": MAX_TIME_S + 0.001,
                                    "events": []}).encode())
+
+
+def test_a_config_nested_too_deeply_runs_no_finalizer_at_the_recursion_limit(tmp_path, monkeypatch):
+    """tomllib meets "nested too deeply" at the interpreter's recursion limit. A garbage collection
+    down there ran other objects' finalizers with no stack left (the full suite failed on 66
+    unraisable exceptions whose reporting hit the limit: garbage of earlier tests): the parse
+    must not collect garbage, whatever the process holds."""
+    import gc
+    import sys
+
+    import pi_companion.config as config_module
+
+    parsing = []
+    real_loads = config_module.tomllib.loads
+
+    def loads(text):
+        for _ in range(300):
+            Cycle()                             # cyclic garbage, waiting for a collection
+        gc.set_threshold(1, 1, 1)               # a collection at the parse's next allocation
+        parsing.append(True)
+        try:
+            return real_loads(text)
+        finally:
+            parsing.pop()
+
+    class Cycle:
+        def __init__(self):
+            self.me = self
+
+        def __del__(self):
+            raise ValueError("finalized")      # unraisable: the hook says where it ran
+
+    path = tmp_path / "config.toml"
+    path.write_bytes(b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n")
+    ran = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: ran.append("in the parse" if parsing else "after"))
+    monkeypatch.setattr(config_module.tomllib, "loads", loads)
+    old = gc.get_threshold()
+    gc.collect()
+    try:
+        with pytest.raises(ConfigError, match="nested too deeply"):
+            load_config(path, must_exist=True)
+    finally:
+        gc.set_threshold(*old)
+        gc.collect()
+    assert ran and "in the parse" not in ran, ran.count("in the parse")
