@@ -232,8 +232,9 @@ class KernelPin(LocalPiPin):  # type: ignore[misc]
         frequency, duty = self._pwm
         if 0 < duty < 1:
             if self._tone is None:
-                self._tone = _SoftPWM(self._fd, f"pwm-gpio{self._number}")
-            self._tone.set(frequency, duty)
+                self._tone = _SoftPWM(self._fd, f"pwm-gpio{self._number}", frequency, duty)
+            else:
+                self._tone.set(frequency, duty)
         else:
             self._stop_tone()
             self._level = duty >= 1
@@ -246,31 +247,25 @@ class KernelPin(LocalPiPin):  # type: ignore[misc]
 
 
 class _SoftPWM:
-    """A line toggled at a frequency and duty from a thread of its own, until `stop`: the
-    deadlines are absolute (a late wake shortens the next half, it does not drift), and a thread
-    that fell more than a period behind starts afresh rather than racing to catch up."""
+    """A line toggled at a frequency and duty from a thread of its own, until `stop` (the caller
+    then sets the line's level): the deadlines are absolute (a late wake shortens the next half,
+    it does not drift), and a thread that fell more than a period behind starts afresh rather
+    than racing to catch up."""
 
-    def __init__(self, fd: int, name: str) -> None:
+    def __init__(self, fd: int, name: str, frequency: float, duty: float) -> None:
         self.fd = fd
-        self.period = self.high = 0.0
+        self.set(frequency, duty)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._started = False
+        self._thread.start()
 
     def set(self, frequency: float, duty: float) -> None:
         self.period, self.high = 1.0 / frequency, duty / frequency
-        if not self._started:
-            self._started = True
-            self._thread.start()
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._started and self._thread is not threading.current_thread():
+        if self._thread is not threading.current_thread():
             self._thread.join(timeout=1.0)
-        try:
-            write_value(self.fd, False)
-        except LineError:
-            pass
 
     def _run(self) -> None:
         sleep, now, stopping = time.sleep, time.monotonic, self._stopping
