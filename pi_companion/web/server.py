@@ -70,7 +70,7 @@ class HubLink:
         self.version = 0                # counts snapshots taken (a restarted box numbers afresh)
         self.box = False                # connected (and, while watched, heard within SILENCE_S)
         self.heard = 0.0
-        self.viewers = 0                # pages open (WebSockets): beats are asked for while > 0
+        self.viewers = 0                # pages open (the app's WebSockets): beats asked for while > 0
         self.watched = asyncio.Event()  # set while viewers > 0
 
     def _alive(self, alive: bool) -> None:
@@ -79,10 +79,10 @@ class HubLink:
             (log.info if alive else log.warning)("the box is %s", "there" if alive else "offline")
             self._notify()
 
-    def watch(self, change: int) -> None:
-        """A page opened (+1) or closed (-1): the first asks the hub for beats, the last stops them."""
+    def watch(self, pages: int) -> None:
+        """How many pages are open now: the first asks the hub for beats, the last stops them."""
         was = self.viewers > 0
-        self.viewers = max(0, self.viewers + change)
+        self.viewers = pages
         if (self.viewers > 0) != was:
             if self.viewers:
                 self.heard = time.monotonic()   # the hub's first beat answers at once
@@ -302,7 +302,7 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
         if conn is not None:
             conn.viewer = True
         sockets.add(ws)
-        link.watch(+1)                   # beats from the hub while a page is open
+        link.watch(len(sockets))         # beats from the hub while a page is open
         reader = asyncio.ensure_future(_drain(ws))
         try:
             sent, told = 0, None
@@ -328,7 +328,7 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
             pass
         finally:
             sockets.discard(ws)
-            link.watch(-1)
+            link.watch(len(sockets))
             reader.cancel()
             await ws.close()
         return ws
