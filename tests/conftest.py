@@ -134,3 +134,29 @@ def replay(data: dict[str, Any]) -> dict[str, Any]:
     """Run a scenario in-process through the same code the CLI uses."""
     from pi_companion.replay import load_scenario, run_scenario
     return run_scenario(load_scenario(json.loads(json.dumps(data))))
+
+
+def daemon_in_a_thread(monkeypatch, args):
+    """`daemon.main(args)` as systemd runs it, on a thread of the test (its signal latch is not
+    installed: that needs the main thread). A context manager giving (thread, result): `result`
+    gets main's exit status. Its pin factory (the daemon makes one) is reset at the end and the
+    one before put back."""
+    import contextlib
+    import threading
+
+    from pi_companion import daemon
+
+    @contextlib.contextmanager
+    def running():
+        monkeypatch.setattr(daemon.StopLatch, "install", lambda self: None)
+        result: list[int] = []
+        previous = Device.pin_factory
+        thread = threading.Thread(target=lambda: result.append(daemon.main(args)))
+        thread.start()
+        try:
+            yield thread, result
+        finally:
+            if Device.pin_factory is not None:
+                Device.pin_factory.reset()
+            Device.pin_factory = previous
+    return running()

@@ -82,21 +82,15 @@ def hold_menu_on_a_running_daemon(tmp_path, monkeypatch) -> list[int]:
     """Run `daemon.main` on mock pins in a thread, hold MENU until it returns; its result.
     `systemd.power_off` is patched: the test's `powered_off` event tells whether it was called."""
     import argparse
-    import threading
 
     from gpiozero import Device
 
-    from pi_companion import daemon
+    from conftest import daemon_in_a_thread
     from pi_companion.hw.pinmap import load_pinmap
 
-    monkeypatch.setattr(daemon.StopLatch, "install", lambda self: None)    # not the main thread here
     args = argparse.Namespace(config=os.devnull, game=None, players=None,
                               pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
-    result: list[int] = []
-    previous = Device.pin_factory
-    thread = threading.Thread(target=lambda: result.append(daemon.main(args)))
-    thread.start()
-    try:
+    with daemon_in_a_thread(monkeypatch, args) as (thread, result):
         deadline = time.monotonic() + 10
         while not (tmp_path / "state" / "current.log").exists() and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -104,22 +98,26 @@ def hold_menu_on_a_running_daemon(tmp_path, monkeypatch) -> list[int]:
         Device.pin_factory.pin(load_pinmap()["MENU"]).drive_low()
         thread.join(timeout=10)
         return result
-    finally:
-        Device.pin_factory.reset()
-        Device.pin_factory = previous
 
 
 def test_menu_held_three_seconds_shows_shutting_down_and_powers_off(tmp_path, monkeypatch):
     import threading
 
-    from pi_companion import systemd
+    from pi_companion import daemon, systemd
     from pi_companion.ui import screens
 
     powered_off = threading.Event()
     shown = []
     monkeypatch.setattr(systemd, "power_off", powered_off.set)
     real_message = screens.message_frame
-    monkeypatch.setattr(screens, "message_frame", lambda text: shown.append(text) or real_message(text))
+
+    def message(text):
+        shown.append(text)
+        return real_message(text)
+    # daemon.py holds its own name for it (imported once per process: any test before this one
+    # that imported the daemon kept the real one there, and "Shutting down" went unseen)
+    monkeypatch.setattr(screens, "message_frame", message)
+    monkeypatch.setattr(daemon, "message_frame", message)
     assert hold_menu_on_a_running_daemon(tmp_path, monkeypatch) == [0] and powered_off.is_set()
     assert shown == ["Shutting down", "powered off"]      # the last frame stays on the panel
 

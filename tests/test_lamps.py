@@ -135,14 +135,13 @@ def test_the_real_daemon_sets_every_lamp_when_the_host_changes_the_game(tmp_path
     import argparse
     import json
     import socket
-    import threading
     import time
 
     from gpiozero import Device
 
-    from pi_companion import daemon, systemd
+    from conftest import daemon_in_a_thread
+    from pi_companion import systemd
 
-    monkeypatch.setattr(daemon.StopLatch, "install", lambda self: None)    # not the main thread
     monkeypatch.setattr(systemd, "power_off", lambda: None)
     monkeypatch.setenv("RUNTIME_DIRECTORY", str(tmp_path))
     config = tmp_path / "config.toml"
@@ -151,12 +150,8 @@ def test_the_real_daemon_sets_every_lamp_when_the_host_changes_the_game(tmp_path
     state = tmp_path / "state"
     args = argparse.Namespace(config=str(config), game=None, players=None, pins="mock",
                               display="dummy", state_dir=str(state))
-    result: list[int] = []
-    previous = Device.pin_factory
-    thread = threading.Thread(target=lambda: result.append(daemon.main(args)))
-    thread.start()
     pins = load_pinmap()
-    try:
+    with daemon_in_a_thread(monkeypatch, args) as (thread, result):
         end = time.monotonic() + 15
         while not (tmp_path / "hub.sock").exists() and time.monotonic() < end:
             time.sleep(0.02)
@@ -198,6 +193,3 @@ def test_the_real_daemon_sets_every_lamp_when_the_host_changes_the_game(tmp_path
         Device.pin_factory.pin(pins["MENU"]).drive_low()         # held: the daemon powers off
         thread.join(timeout=15)
         assert result == [0]
-    finally:
-        Device.pin_factory.reset()
-        Device.pin_factory = previous
