@@ -151,14 +151,13 @@ def config_bytes(bias: str, edges: str | None, debounce_us: int = 0, output: boo
 
 
 def request_line(chip_fd: int, offset: int, *, bias: str = "floating", edges: str | None = "both",
-                 debounce_us: int = 0, output: bool | None = None, consumer: str = "pi-companion",
-                 where: str = "") -> int:
-    """A line request for `offset`: an input (with edge detection unless `edges` is None) or,
-    with `output`, an output at that level. Its file descriptor (non-blocking, close-on-exec);
-    LineError (one line) if the kernel refuses."""
+                 debounce_us: int = 0, consumer: str = "pi-companion", where: str = "") -> int:
+    """A line request for `offset` as an input (with edge detection unless `edges` is None; an
+    output is the same request reconfigured, `set_config`): its file descriptor (non-blocking,
+    close-on-exec). LineError (one line) if the kernel refuses."""
     offsets = [offset] + [0] * (LINES_MAX - 1)
     buf = bytearray(REQUEST.pack(*offsets, consumer.encode()[:NAME_SIZE - 1],
-                                 config_bytes(bias, edges, debounce_us, output), 1, 0, 0))
+                                 config_bytes(bias, edges, debounce_us), 1, 0, 0))
     try:
         fcntl.ioctl(chip_fd, GET_LINE_IOCTL, buf, True)
     except OSError as err:
