@@ -100,6 +100,8 @@ PACKAGES=(
     ca-certificates
     # Wi-Fi and the network: the Pi's radios, the regulatory database, NetworkManager, mDNS
     firmware-brcm80211 wireless-regdb iw wpasupplicant network-manager avahi-daemon libnss-mdns
+    # the box's own hotspot: NetworkManager's shared mode runs dnsmasq for DHCP
+    dnsmasq-base
     # the box: power-off via logind needs polkit; the venv needs python3-venv
     polkitd python3 python3-venv
     # SSH: installed, but off unless the FAT partition holds a key
