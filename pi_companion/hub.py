@@ -17,7 +17,11 @@ token (`"token": ...`, compared here in constant time; a wrong one is refused wi
 `"denied": true`); `{"cmd": "forget", "game": NAME}` (with the token) removes a finished game
 from /history (the store moves it to removed/; not a game's input, so not in any game log);
 `{"cmd": "address", "address": IP}`, the web process's IP address for the
-OLED's QR screens, needs none (it is checked to be one home-network address, `address_url`) and become `HostCommand` inputs on the box's queue: logged, undoable and
+OLED's QR screens, needs none (it is checked to be one home-network address, `address_url`);
+`{"cmd": "hotspot"}`, sent by the SD image's NetworkManager dispatcher when the box's own Wi-Fi
+hotspot goes up or down, needs none either: it only makes the hub read `HOTSPOT_PATH` again
+(a root-written file; its name and password go on the OLED's Wi-Fi QR). The token's commands
+become `HostCommand` inputs on the box's queue: logged, undoable and
 resumed like a press. There is no command for a player's press, for power or for the config.
 
 The token never leaves the daemon but in the OLED's host QR: no client of the socket is sent
@@ -44,6 +48,7 @@ import selectors
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +73,10 @@ SOCKET_NAME = "hub.sock"
 TOKEN_NAME = "host-token"
 TOKEN_MODE = 0o600             # the daemon's user only: the web process never reads it
 TOKEN_MAX = 64                 # longest token text a client may offer
+# The box's own Wi-Fi hotspot while it is up, as the SD image's NetworkManager dispatcher writes
+# it (systemd/image/files/pi-companion-hotspot-dispatch): {"ssid", "password", "address"}.
+HOTSPOT_PATH = "/run/pi-companion-net/hotspot.json"
+HOTSPOT_MAX = 1024             # bytes of that file read at most
 
 
 def board_url(port: int) -> str:
@@ -93,6 +102,48 @@ def address_url(board: str, address: Any) -> str:
     port = urlsplit(board).port
     host = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
     return f"http://{host}:{port}/" if port else f"http://{host}/"
+
+
+@dataclass(frozen=True)
+class Hotspot:
+    """The box's own Wi-Fi network while it is up: what a phone needs to join it."""
+    ssid: str
+    password: str
+    address: str = ""              # the box's IP address on it ("" if not said)
+
+
+def read_hotspot(path: str | Path) -> Hotspot | None:
+    """The hotspot file: None when there is none (the hotspot is down, or this is no image);
+    ValueError with a one-line reason when it is not what the dispatcher writes."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(HOTSPOT_MAX + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise ValueError(f"cannot read it ({err.strerror})") from None
+    if len(raw) > HOTSPOT_MAX:
+        raise ValueError(f"longer than {HOTSPOT_MAX} bytes")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError("not JSON") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    ssid, password, address = data.get("ssid"), data.get("password"), data.get("address", "")
+    if not isinstance(ssid, str) or not 1 <= len(ssid.encode()) <= 32 or not ssid.isprintable():
+        raise ValueError("ssid: 1 to 32 bytes of printable text")
+    if not isinstance(password, str) or not (8 <= len(password) <= 63 and password.isascii()
+                                             and password.isprintable()):
+        raise ValueError("password: 8 to 63 printable ASCII characters")
+    if not isinstance(address, str):
+        raise ValueError("address: one IP address")
+    if address:
+        try:
+            address_url("http://x/", address)
+        except CommandError as err:
+            raise ValueError(str(err)) from None
+    return Hotspot(ssid, password, address)
 
 
 def socket_path(state_dir: str | Path) -> Path:
@@ -188,8 +239,11 @@ class _Client:
 class Hub:
     def __init__(self, box: Any, path: str | Path, token_dir: str | Path | None = None, *,
                  buffer_limit: int = BUFFER_LIMIT, board_url: str = "",
-                 forget: Callable[[str], str | None] | None = None) -> None:
+                 forget: Callable[[str], str | None] | None = None,
+                 hotspot_path: str | Path | None = HOTSPOT_PATH) -> None:
         self.box = box
+        self.hotspot_path = hotspot_path        # None: this box never has a hotspot (tests)
+        self.hotspot: Hotspot | None = None
         self.forget = forget                    # the host removes a finished game (the store's)
         self._replies: list[tuple[_Client, bytes]] = []     # answers made on other threads
         self.board_url = board_url
@@ -205,7 +259,7 @@ class Hub:
         self.oled = b""                         # the latest OLED line, for every client
         self.oled_true = b""                    # the same frame with its secret (proven clients)
         self._frame: Any = None                 # a frame to encode (hub thread)
-        self._secret = False                    # ... and whether it carries the host QR
+        self._secret = ""                       # ... and the secret it carries ("host", "wifi")
         self._frame_bytes = b""
         self._sent_seq = 0
         self.dropped = 0
@@ -265,10 +319,39 @@ class Hub:
         then as text the address by name and, once the web process has said it, by IP. The
         codes carry the IP address when known (every phone can open it; Android often cannot
         resolve NAME.local)."""
+        hotspot = self.hotspot
+        wifi = (hotspot.ssid, hotspot.password) if hotspot is not None else ("", "")
         if not self.board_url:
-            return ("", "")
-        qr = self.address or self.board_url
-        return (qr, f"{qr}host#t={self.token}", self.board_url, self.address)
+            return ("", "", "", "") + wifi
+        # On its own hotspot the box has no default route, so the web process finds no
+        # address: the hotspot's is the one every phone on it reaches.
+        by_ip = self.address or (address_url(self.board_url, hotspot.address)
+                                 if hotspot is not None and hotspot.address else "")
+        qr = by_ip or self.board_url
+        return (qr, f"{qr}host#t={self.token}", self.board_url, by_ip) + wifi
+
+    def check_hotspot(self) -> None:
+        """Read the hotspot file again (at start, and when the dispatcher says it changed). When
+        the hotspot has just come up, the box shows its Wi-Fi QR: an input on the box's queue,
+        logged like a press, that any button closes."""
+        if self.hotspot_path is None:
+            return
+        try:
+            hotspot = read_hotspot(self.hotspot_path)
+        except ValueError as err:
+            log.warning("hotspot file %s ignored: %s", self.hotspot_path, err)
+            hotspot = None
+        if hotspot == self.hotspot:
+            return
+        came_up = self.hotspot is None
+        self.hotspot = hotspot
+        self.box.web_links = self.links()
+        if hotspot is None:
+            log.info("hotspot off")
+            return
+        log.info('hotspot on: Wi-Fi "%s" at %s', hotspot.ssid, hotspot.address or "an unknown address")
+        if came_up:
+            self.box.put_host_command(HostCommand(0.0, "wifi"))
 
     # ---- the loop thread's side (never blocks) ----
 
@@ -329,6 +412,7 @@ class Hub:
         self.listener = listener
         self.sel.register(listener, selectors.EVENT_READ, "listen")
         self.sel.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self.check_hotspot()            # before the thread: from then on only it reads the file
         self.thread = threading.Thread(target=self._run, name="web-hub", daemon=True)
         self.thread.start()
         log.info("web hub on %s", self.path)
@@ -426,7 +510,7 @@ class Hub:
                 true_line = self._oled_line(frame)
                 if secret:
                     from .ui.qr import without_secret
-                line = self._oled_line(without_secret(frame)) if secret else true_line
+                line = self._oled_line(without_secret(frame, secret)) if secret else true_line
                 with self.lock:
                     self.oled, self.oled_true = line, true_line
                 out, out_true = line, true_line
@@ -506,13 +590,16 @@ class Hub:
                 self._send(client, json.dumps({"type": "reply", "id": msg_id, "ok": True}).encode()
                            + b"\n" + (BEAT_LINE if client.watching else b""))
                 return
-            if msg.get("cmd") == "address":     # the web process's IP address (no token: no power)
+            if msg.get("cmd") == "hotspot":     # the hotspot went up or down: read its file (no token)
+                self.check_hotspot()
+                reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": True}
+            elif msg.get("cmd") == "address":   # the web process's IP address (no token: no power)
                 url = address_url(self.board_url, msg.get("address")) if self.board_url else ""
                 if url != self.address:
                     self.address = url
                     self.box.web_links = self.links()
                     log.info("big screen also at %s", url)
-                reply: dict[str, Any] = {"type": "reply", "id": msg_id, "ok": True}
+                reply = {"type": "reply", "id": msg_id, "ok": True}
             elif not (client.proven == token or self.token_matches(msg.get("token"))):
                 reply = {"type": "reply", "id": msg_id, "ok": False, "denied": True,
                                          "error": "not the host: scan the host QR"}

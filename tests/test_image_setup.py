@@ -4,7 +4,9 @@ SSH on or off and the box's config. Run as the real script on a temporary root (
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -17,6 +19,8 @@ REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "systemd" / "image" / "files" / "pi-companion-setup.py"
 TEMPLATE = REPO / "systemd" / "image" / "files" / "pi-companion-setup.toml"
 NM = "etc/NetworkManager/system-connections/pi-companion-wifi.nmconnection"
+HOTSPOT = "etc/NetworkManager/system-connections/pi-companion-hotspot.nmconnection"
+HOTSPOT_JSON = "var/lib/pi-companion-setup/hotspot.json"
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBq9l5oSBa2z1xzYQb2sH3Q7aW5mVq7xk0n2QeXvG4lM you@laptop"
 
 spec = importlib.util.spec_from_file_location("pi_companion_setup", SCRIPT)
@@ -49,6 +53,20 @@ def test_the_shipped_template_changes_nothing_but_is_valid(card: Path) -> None:
     assert result.returncode == 0 and result.stderr == ""
     assert (card / "etc/ssh/sshd_not_to_be_run").exists()
     assert not (card / NM).exists() and not (card / "etc/hostname").exists()
+    # The box's own hotspot is on by default: named after the box, with a password made for
+    # this box once (kept: the next start shows the same one).
+    hotspot = (card / HOTSPOT).read_text()
+    assert stat.S_IMODE((card / HOTSPOT).stat().st_mode) == 0o600
+    assert keyfile_value(hotspot, "wifi", "mode") == "ap" and keyfile_value(hotspot, "ipv4", "method") == "shared"
+    assert keyfile_value(hotspot, "wifi", "ssid") == "".join(f"{b};" for b in b"pi-companion")
+    assert int(keyfile_value(hotspot, "connection", "autoconnect-priority")) < 0
+    network = json.loads((card / HOTSPOT_JSON).read_text())
+    assert stat.S_IMODE((card / HOTSPOT_JSON).stat().st_mode) == 0o600
+    assert network["ssid"] == "pi-companion" and keyfile_value(hotspot, "wifi-security", "psk") == network["password"]
+    assert re.fullmatch(r"[a-km-np-z2-9]{5}-[a-km-np-z2-9]{5}", network["password"])
+    assert run(card).returncode == 0
+    assert json.loads((card / HOTSPOT_JSON).read_text()) == network
+    assert (card / HOTSPOT).read_text() == hotspot
 
 
 def test_the_template_uncommented_is_applied_whole(card: Path) -> None:
@@ -71,6 +89,18 @@ def test_the_template_uncommented_is_applied_whole(card: Path) -> None:
     assert stat.S_IMODE((card / "root/.ssh/authorized_keys").stat().st_mode) == 0o600
     assert not (card / "etc/ssh/sshd_not_to_be_run").exists()
     assert (card / "etc/pi-companion/config.toml").read_text() == "[web]\nenabled = true\n"
+    assert json.loads((card / HOTSPOT_JSON).read_text()) == {"ssid": "pi-companion", "password": "a password of yours"}
+    assert keyfile_value((card / HOTSPOT).read_text(), "wifi-security", "psk") == "a password of yours"
+
+
+def test_the_hotspot_follows_the_box_name_and_can_be_switched_off(card: Path) -> None:
+    setup_file = card / "boot/firmware/pi-companion-setup.toml"
+    setup_file.write_text('hostname = "games-table"\n')
+    assert run(card).returncode == 0
+    assert json.loads((card / HOTSPOT_JSON).read_text())["ssid"] == "games-table"
+    setup_file.write_text('hostname = "games-table"\n[hotspot]\nenabled = false\n')
+    assert run(card).returncode == 0
+    assert not (card / HOTSPOT).exists() and not (card / HOTSPOT_JSON).exists()
 
 
 def test_taking_settings_away_undoes_them(card: Path) -> None:
@@ -101,6 +131,10 @@ def test_taking_settings_away_undoes_them(card: Path) -> None:
     ('[ssh]\nauthorized_key = "ssh-ed25519 AAAA\\nssh-rsa BBBB"', "not one SSH public key line"),
     ('wifi = "home"', "wifi must be a table"),
     ('hostname = "a"\nhostname = "b"', "not valid TOML"),
+    ('[hotspot]\nenabled = "yes"', "hotspot.enabled must be true or false"),
+    ('[hotspot]\npassword = "short"', "hotspot.password must be 8 to 63"),
+    ('[hotspot]\nssid = "tab\\there"', "hotspot.ssid must be printable"),
+    ('[hotspot]\nchannel = 6', "unknown key hotspot.channel"),
 ])
 def test_a_wrong_setting_is_one_line_and_keeps_the_network(card: Path, text: str, words: str) -> None:
     setup_file = card / "boot/firmware/pi-companion-setup.toml"
@@ -151,6 +185,18 @@ def test_any_network_name_and_password_read_back_exactly(ssid: str, password: st
     assert keyfile_value(connection, "wifi-security", "psk") == password
     # Nothing a user types can add a line (or a section) to the keyfile.
     assert len(connection.splitlines()) == len(setup_mod.nm_connection("x", "12345678").splitlines())
+
+
+@settings(max_examples=100, deadline=None)
+@given(ssid=ssids.filter(str.isprintable), password=passwords)
+def test_any_hotspot_name_and_password_read_back_exactly(ssid: str, password: str) -> None:
+    setup = setup_mod.parse_setup(f'[hotspot]\nssid = {toml_string(ssid)}\npassword = {toml_string(password)}\n')
+    assert (setup.hotspot_ssid, setup.hotspot_password) == (ssid, password)
+    connection = setup_mod.nm_hotspot(ssid, password)
+    ssid_bytes = bytes(int(b) for b in keyfile_value(connection, "wifi", "ssid").split(";") if b)
+    assert ssid_bytes.decode() == ssid
+    assert keyfile_value(connection, "wifi-security", "psk") == password
+    assert len(connection.splitlines()) == len(setup_mod.nm_hotspot("x", "12345678").splitlines())
 
 
 def toml_string(text: str) -> str:

@@ -24,7 +24,7 @@ class Menu:
     top: int = 0                                # first card line shown (the encoder scrolls)
     disabled: frozenset[str] = frozenset()      # entries shown greyed: YES on them does nothing
     confirm: str = ""                           # an entry waiting for its second YES
-    qr: str = ""                                # a QR code on screen: "board" or "host"
+    qr: str = ""                                # a QR code on screen: "board", "host" or "wifi"
     why: tuple[tuple[str, str], ...] = ()       # (key, why it is greyed): the title line says it
                                                 # while the cursor is on that entry
 

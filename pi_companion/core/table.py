@@ -95,7 +95,8 @@ class Tabletop:
         self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
         self.colours: tuple[str, ...] = DEFAULT_COLOURS  # their buttons' colours (the config's)
         self.notice = ""
-        self.web: tuple[str, ...] = ("", "")     # QR: board, host link; text: NAME.local, IP (hub.links)
+        self.web: tuple[str, ...] = ("", "")     # QR: board, host link; text: NAME.local, IP;
+                                                 # the hotspot's name and password (hub.links)
         self.shutdown_requested = False
         self.games_played = 0
         self.presses = 0                                  # debounced player presses seen
@@ -309,6 +310,8 @@ class Tabletop:
             self._step(Dial(cmd.t, 1 if cmd.delta > 0 else -1))
         elif cmd.command == "menu":          # one of the game's own menu entries (pause, the bank)
             self._game_menu(cmd.name, cmd.t)
+        elif cmd.command == "wifi":          # the box's own hotspot came up (the hub, not a host)
+            self.menu = Menu((), qr="wifi")
         else:
             self.notice = f"unknown host command {cmd.command[:16]}"
 
@@ -421,6 +424,9 @@ class Tabletop:
     def _menu_button(self, button: str, t: float) -> None:
         menu = self.menu
         assert menu is not None
+        if menu.qr == "wifi" and button == "YES":      # joined the box's Wi-Fi: now the page
+            self.menu = Menu((), qr="board")
+            return
         if button == "NO" or menu.card or menu.qr:
             self.menu = None if menu.items == PLAY_AGAIN else menu.back() if button == "NO" else menu
             return
@@ -465,9 +471,11 @@ class Tabletop:
             _, count, which = key.split(":")
             self._set_players(dict(self._name_sets(int(count))).get(which))
         elif key == "web":
-            self.menu = Menu((("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
-                              ("web:newhost", "New host")))
-        elif key in ("web:board", "web:host"):
+            # On the box's own hotspot a phone joins its Wi-Fi first (hub.links: web[4] is its name).
+            wifi = (("web:wifi", "Join box Wi-Fi"),) if len(self.web) > 4 and self.web[4] else ()
+            self.menu = Menu(wifi + (("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
+                                     ("web:newhost", "New host")))
+        elif key in ("web:board", "web:host", "web:wifi"):
             self.menu = Menu((), qr=key.removeprefix("web:"))
         elif key == "web:newhost":            # a new host token: the old host's page stops working
             self.menu = Menu((), qr="host")

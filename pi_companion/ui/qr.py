@@ -1,6 +1,8 @@
 """The "Show on TV / phone" screen: a QR code of the big screen's address (or the host's link,
 which carries the host token in the URL fragment), drawn dark on a lit square so that phone
-cameras read it, with the address as text and a "same Wi-Fi" hint."""
+cameras read it, with the address as text and a "same Wi-Fi" hint. On the box's own hotspot, a
+third code joins a phone to its Wi-Fi (`WIFI:T:WPA;S:...;P:...;;`, the form phone cameras
+read), with the network's name and password as text."""
 from __future__ import annotations
 
 from typing import Any
@@ -28,7 +30,18 @@ def addresses(web: tuple[str, ...]) -> tuple[str, str, str]:
     return (name, ip, port) if name else (named.split("//", 1)[-1].rstrip("/"), ip, "")
 
 
+def wifi_text(ssid: str, password: str) -> str:
+    """A Wi-Fi network as phone cameras join it: `\\ ; , : "` in the name and password are
+    escaped with a backslash."""
+    def escaped(text: str) -> str:
+        return "".join("\\" + c if c in '\\;,:"' else c for c in text)
+    return f"WIFI:T:WPA;S:{escaped(ssid)};P:{escaped(password)};;"
+
+
 def draw(draw: Any, view: Any, which: str) -> None:
+    if which == "wifi":
+        draw_wifi(draw, view)
+        return
     board, host = view.web[:2]
     url = host if which == "host" else board
     if not url:
@@ -37,20 +50,7 @@ def draw(draw: Any, view: Any, which: str) -> None:
         centred(draw, 34, "in the config file", 9)
         centred(draw, 52, "NO: back", 9)
         return
-    matrix = qr_matrix(url)
-    n = len(matrix)
-    quiet = 2                                  # light modules around the code
-    if SIZE // (n + 2 * quiet) < 2 <= SIZE // (n + 2):
-        quiet = 1                              # 2-pixel modules matter more to a phone camera
-    scale = max(1, SIZE // (n + 2 * quiet))
-    side = (n + 2 * quiet) * scale
-    x0 = y0 = (SIZE - side) // 2
-    draw.rectangle((x0, y0, x0 + side - 1, y0 + side - 1), fill=1)
-    for r, row in enumerate(matrix):
-        for c, dark in enumerate(row):
-            if dark:
-                x, y = x0 + (c + quiet) * scale, y0 + (r + quiet) * scale
-                draw.rectangle((x, y, x + scale - 1, y + scale - 1), fill=0)
+    draw_code(draw, url)
     # Beside the code, to type (Android phones often cannot resolve NAME.local): the name (cut
     # before ".local" when it is too long for one line), the IP address, the port; then the
     # hint when there is room. The smallest size still reads on the OLED.
@@ -72,20 +72,78 @@ def draw(draw: Any, view: Any, which: str) -> None:
     left(draw, 66, 55, "host only" if which == "host" else "NO: back", 8)
 
 
-def carries_secret(view: Any) -> bool:
-    """Does the frame drawn for `view` (the engine) carry a secret? The host's QR holds the host
-    token: whoever reads it off a picture of the OLED can take the remote."""
+def draw_wifi(draw: Any, view: Any) -> None:
+    """The box's own Wi-Fi: its code, name and password; YES then shows the page's code."""
+    ssid, password = (view.web[4], view.web[5]) if len(view.web) > 5 else ("", "")
+    if not ssid:
+        centred(draw, 10, "The box's Wi-Fi", 11)
+        centred(draw, 26, "hotspot is off", 11)
+        centred(draw, 52, "NO: back", 9)
+        return
+    draw_code(draw, wifi_text(ssid, password))
+    left(draw, 66, 0, "JOIN Wi-Fi", 10)
+    rows = [(line, 9) for line in wrapped(ssid, 62, 7)] + [("password", 8)] \
+        + [(line, 9) for line in wrapped(password, 62, 7)]
+    hint = len(rows) <= 4                      # where the page's code is, when there is room
+    for i, (line, size) in enumerate(rows[:4 if hint else 5]):
+        left(draw, 66, 13 + 10 * i, line, fitted(line, 62, size, 7))
+    if hint:
+        left(draw, 66, 55, "YES: TV QR", 8)
+
+
+def wrapped(text: str, width: int, size: int) -> list[str]:
+    """`text` cut into lines that fit `width` at `size` (a name or password has no spaces to
+    break at: it is cut anywhere, as it is typed)."""
+    lines, line = [], ""
+    for c in text:
+        if line and text_width(line + c, size) > width:
+            lines.append(line)
+            line = ""
+        line += c
+    return lines + [line] if line else lines
+
+
+def draw_code(draw: Any, text: str) -> None:
+    """`text` as a QR code in the left square: as large as fits, dark on a lit quiet zone."""
+    matrix = qr_matrix(text)
+    n = len(matrix)
+    quiet = 2                                  # light modules around the code
+    if SIZE // (n + 2 * quiet) < 2 <= SIZE // (n + 2):
+        quiet = 1                              # 2-pixel modules matter more to a phone camera
+    scale = max(1, SIZE // (n + 2 * quiet))
+    side = (n + 2 * quiet) * scale
+    x0 = y0 = (SIZE - side) // 2
+    draw.rectangle((x0, y0, x0 + side - 1, y0 + side - 1), fill=1)
+    for r, row in enumerate(matrix):
+        for c, dark in enumerate(row):
+            if dark:
+                x, y = x0 + (c + quiet) * scale, y0 + (r + quiet) * scale
+                draw.rectangle((x, y, x + scale - 1, y + scale - 1), fill=0)
+
+
+def carries_secret(view: Any) -> str:
+    """Does the frame drawn for `view` (the engine) carry a secret, and which: "host" (the host
+    QR holds the host token: whoever reads it off a picture of the OLED can take the remote),
+    "wifi" (the hotspot's password, in the code and as text) or ""."""
     menu = getattr(view, "menu", None)
-    return menu is not None and menu.qr == "host"
+    return menu.qr if menu is not None and menu.qr in ("host", "wifi") else ""
 
 
-def without_secret(frame: Any) -> Any:
-    """A copy of a host-QR frame for anyone who has not proved the token (/oled.png, the hub's
-    plain clients): the code's square is blanked and says where to find it; the text beside it
-    stays. No module of the code is left, so nothing of the token can be read or guessed."""
+def without_secret(frame: Any, kind: str = "host") -> Any:
+    """A copy of a secret-carrying frame for anyone who has not proved the host token
+    (/oled.png, the hub's plain clients): the code's square is blanked and says where to find
+    it. For the host QR the text beside it stays; for the Wi-Fi QR (its password is in the
+    text) the whole frame is replaced. No module of a code is left, so nothing of a secret can
+    be read or guessed."""
     from PIL import ImageDraw
     public = frame.copy()
     draw = ImageDraw.Draw(public)
+    if kind == "wifi":
+        draw.rectangle((0, 0, public.width - 1, public.height - 1), fill=0)
+        centred(draw, 8, "Wi-Fi QR and", 11)
+        centred(draw, 24, "password shown", 11)
+        centred(draw, 40, "on the box only", 11)
+        return public
     draw.rectangle((0, 0, SIZE - 1, SIZE - 1), fill=0)
     draw.rectangle((2, 2, SIZE - 3, SIZE - 3), outline=1)
     centred(draw, 16, "QR shown", 9, 0, SIZE)

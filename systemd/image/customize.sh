@@ -33,6 +33,8 @@ install -D -m 0755 "$FILES/pi-companion-setup.py" "$ROOT/usr/local/lib/pi-compan
 install -D -m 0644 "$FILES/pi-companion-setup.service" "$ROOT/etc/systemd/system/pi-companion-setup.service"
 install -D -m 0755 "$FILES/pi-companion-growfs" "$ROOT/usr/local/lib/pi-companion/growfs"
 install -D -m 0644 "$FILES/pi-companion-growfs.service" "$ROOT/etc/systemd/system/pi-companion-growfs.service"
+# The box's own hotspot: NetworkManager's dispatcher tells the box when it goes up or down.
+install -D -m 0755 "$FILES/pi-companion-hotspot-dispatch" "$ROOT/etc/NetworkManager/dispatcher.d/90-pi-companion-hotspot"
 # The box's config, as the user sees it on the card: the template with the big screen on.
 sed -e 's/^# enabled = false$/enabled = true/' "$ROOT/etc/pi-companion/config.toml" \
     >"$ROOT/boot/firmware/pi-companion.toml"

@@ -2,7 +2,8 @@
 """pi-companion image: apply the settings a user wrote on the card's FAT partition.
 
 Runs at every start (pi-companion-setup.service), before the network and the box:
-  /boot/firmware/pi-companion-setup.toml   hostname, Wi-Fi network and country, SSH key
+  /boot/firmware/pi-companion-setup.toml   hostname, Wi-Fi network and country, the box's own
+                                           hotspot, SSH key
   /boot/firmware/pi-companion.toml         the box's config -> /etc/pi-companion/config.toml
 
 A wrong setting is said in one line (the journal and the console) and skipped; the rest is
@@ -12,8 +13,10 @@ still applied and the box still starts. `--root DIR` applies to a tree under DIR
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import secrets
 import socket
 import subprocess
 import sys
@@ -23,10 +26,19 @@ from pathlib import Path
 
 VENV_PYTHON = "/opt/pi-companion/venv/bin/python"
 NM_CONNECTION = "etc/NetworkManager/system-connections/pi-companion-wifi.nmconnection"
+NM_HOTSPOT = "etc/NetworkManager/system-connections/pi-companion-hotspot.nmconnection"
+# The hotspot's name and password for the NetworkManager dispatcher, which hands them to the box
+# (the OLED's Wi-Fi QR) while the hotspot is up; and the password made for this box when the card
+# names none (root only).
+HOTSPOT_JSON = "var/lib/pi-companion-setup/hotspot.json"
+HOTSPOT_MADE = "var/lib/pi-companion-setup/hotspot-password"
+# Letters and digits that cannot be misread on the OLED (no 0/O, 1/l/I).
+PASSWORD_CHARS = "abcdefghjkmnpqrstuvwxyz23456789"
 REGDOM_CONF = "etc/modprobe.d/pi-companion-wifi.conf"
 SSH_OFF = "etc/ssh/sshd_not_to_be_run"
-KEYS = {"hostname": str, "wifi": dict, "ssh": dict}
+KEYS = {"hostname": str, "wifi": dict, "hotspot": dict, "ssh": dict}
 WIFI_KEYS = {"country", "ssid", "password"}
+HOTSPOT_KEYS = {"enabled", "ssid", "password"}
 SSH_KEYS = {"authorized_key"}
 HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 KEY_LINE = re.compile(r"(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com"
@@ -44,6 +56,17 @@ class Setup:
     ssid: str | None = None
     password: str | None = None
     authorized_key: str | None = None
+    hotspot: bool = True
+    hotspot_ssid: str | None = None
+    hotspot_password: str | None = None
+
+
+def check_network(section: str, ssid: str | None, password: str | None) -> None:
+    if ssid is not None and not 1 <= len(ssid.encode()) <= 32:
+        raise SetupError(f"pi-companion-setup.toml: {section}.ssid must be 1 to 32 bytes")
+    if password is not None and not (re.fullmatch(r"[ -~]{8,63}", password)
+                                     or re.fullmatch(r"[0-9A-Fa-f]{64}", password)):
+        raise SetupError(f"pi-companion-setup.toml: {section}.password must be 8 to 63 printable ASCII characters")
 
 
 def parse_setup(text: str) -> Setup:
@@ -57,12 +80,16 @@ def parse_setup(text: str) -> Setup:
             raise SetupError(f"pi-companion-setup.toml: unknown key {key!r} (known: {', '.join(KEYS)})")
         if not isinstance(value, KEYS[key]):
             raise SetupError(f"pi-companion-setup.toml: {key} must be a {'table' if KEYS[key] is dict else 'string'}")
-    wifi, ssh = data.get("wifi", {}), data.get("ssh", {})
-    for section, table, known in (("wifi", wifi, WIFI_KEYS), ("ssh", ssh, SSH_KEYS)):
+    wifi, hotspot, ssh = data.get("wifi", {}), data.get("hotspot", {}), data.get("ssh", {})
+    for section, table, known in (("wifi", wifi, WIFI_KEYS), ("hotspot", hotspot, HOTSPOT_KEYS),
+                                  ("ssh", ssh, SSH_KEYS)):
         for key, value in table.items():
             if key not in known:
                 raise SetupError(f"pi-companion-setup.toml: unknown key {section}.{key} (known: {', '.join(sorted(known))})")
-            if not isinstance(value, str):
+            if key == "enabled":
+                if not isinstance(value, bool):
+                    raise SetupError(f"pi-companion-setup.toml: {section}.{key} must be true or false")
+            elif not isinstance(value, str):
                 raise SetupError(f"pi-companion-setup.toml: {section}.{key} must be a string")
     hostname = data.get("hostname") or None
     if hostname is not None and not HOSTNAME.fullmatch(hostname):
@@ -73,17 +100,27 @@ def parse_setup(text: str) -> Setup:
             raise SetupError(f"pi-companion-setup.toml: wifi.country {country!r} is not a two-letter country code")
         country = country.upper()
     ssid, password = wifi.get("ssid") or None, wifi.get("password") or None
-    if ssid is not None and not 1 <= len(ssid.encode()) <= 32:
-        raise SetupError("pi-companion-setup.toml: wifi.ssid must be 1 to 32 bytes")
-    if password is not None:
-        if ssid is None:
-            raise SetupError("pi-companion-setup.toml: wifi.password is set but wifi.ssid is empty")
-        if not (re.fullmatch(r"[ -~]{8,63}", password) or re.fullmatch(r"[0-9A-Fa-f]{64}", password)):
-            raise SetupError("pi-companion-setup.toml: wifi.password must be 8 to 63 printable ASCII characters")
+    check_network("wifi", ssid, password)
+    if password is not None and ssid is None:
+        raise SetupError("pi-companion-setup.toml: wifi.password is set but wifi.ssid is empty")
+    hotspot_ssid, hotspot_password = hotspot.get("ssid") or None, hotspot.get("password") or None
+    check_network("hotspot", hotspot_ssid, hotspot_password)
+    if hotspot_ssid is not None and not hotspot_ssid.isprintable():
+        raise SetupError("pi-companion-setup.toml: hotspot.ssid must be printable (it is shown on the OLED)")
+    if hotspot_password is not None and len(hotspot_password) == 64:
+        raise SetupError("pi-companion-setup.toml: hotspot.password must be 8 to 63 printable ASCII characters")
     key = (ssh.get("authorized_key") or "").strip() or None
     if key is not None and not KEY_LINE.fullmatch(key):
         raise SetupError("pi-companion-setup.toml: ssh.authorized_key is not one SSH public key line")
-    return Setup(hostname, country, ssid, password, key)
+    return Setup(hostname, country, ssid, password, key, hotspot.get("enabled", True), hotspot_ssid,
+                 hotspot_password)
+
+
+def keyfile_text(text: str) -> str:
+    """A printable-ASCII value (checked) as GKeyFile reads it back: only the backslash and a
+    leading space need escaping."""
+    text = text.replace("\\", "\\\\")
+    return "\\s" + text[1:] if text.startswith(" ") else text
 
 
 def nm_connection(ssid: str, password: str | None) -> str:
@@ -94,14 +131,30 @@ def nm_connection(ssid: str, password: str | None) -> str:
              "autoconnect-priority=10", "",
              "[wifi]", "mode=infrastructure", "ssid=" + "".join(f"{b};" for b in ssid.encode()), ""]
     if password is not None:
-        # Printable ASCII only (checked): GKeyFile needs only the backslash and a leading
-        # space escaped.
-        psk = password.replace("\\", "\\\\")
-        if psk.startswith(" "):
-            psk = "\\s" + psk[1:]
-        lines += ["[wifi-security]", "key-mgmt=wpa-psk", f"psk={psk}", ""]
+        lines += ["[wifi-security]", "key-mgmt=wpa-psk", f"psk={keyfile_text(password)}", ""]
     lines += ["[ipv4]", "method=auto", "", "[ipv6]", "method=auto", ""]
     return "\n".join(lines)
+
+
+def nm_hotspot(ssid: str, password: str) -> str:
+    """A NetworkManager keyfile for the box's own Wi-Fi: an access point with WPA2 (CCMP) on
+    channel 6 (allowed in every country, so the AP starts even before the country is known),
+    the box at 10.42.0.1 handing out addresses (shared mode runs dnsmasq). Its autoconnect
+    priority is far below a known network's: NetworkManager opens it only when no known network
+    is in reach (and does not leave it by itself when one appears later: a restart does)."""
+    return "\n".join([
+        "[connection]", "id=pi-companion-hotspot", "type=wifi", "autoconnect=true",
+        "autoconnect-priority=-999", "",
+        "[wifi]", "mode=ap", "band=bg", "channel=6", "ssid=" + "".join(f"{b};" for b in ssid.encode()), "",
+        "[wifi-security]", "key-mgmt=wpa-psk", "proto=rsn;", "pairwise=ccmp;", "group=ccmp;", f"psk={keyfile_text(password)}", "",
+        "[ipv4]", "method=shared", "", "[ipv6]", "method=ignore", ""])
+
+
+def made_password() -> str:
+    """A password for a box whose card names none: ten characters (about 49 bits) in two
+    groups, easy to copy off the OLED."""
+    chars = [secrets.choice(PASSWORD_CHARS) for _ in range(10)]
+    return "".join(chars[:5]) + "-" + "".join(chars[5:])
 
 
 def write(path: Path, text: str, mode: int = 0o644) -> bool:
@@ -164,6 +217,7 @@ def apply_setup(setup: Setup, system: System) -> None:
         write(system.path(NM_CONNECTION), nm_connection(setup.ssid, setup.password), 0o600)
     else:
         remove(system.path(NM_CONNECTION))
+    apply_hotspot(setup, system)
     keys = system.path("root/.ssh/authorized_keys")
     if setup.authorized_key:
         keys.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -174,6 +228,29 @@ def apply_setup(setup: Setup, system: System) -> None:
     else:
         remove(keys)
         write(system.path(SSH_OFF), "")
+
+
+def apply_hotspot(setup: Setup, system: System) -> None:
+    """The box's own Wi-Fi, on unless the card says `enabled = false`: named as the card says,
+    else after the box (its hostname); its password the card's, else one made once per box."""
+    if not setup.hotspot:
+        remove(system.path(NM_HOTSPOT))
+        remove(system.path(HOTSPOT_JSON))
+        return
+    hostname_file = system.path("etc/hostname")
+    ssid = setup.hotspot_ssid or (setup.hostname or "")[:32] \
+        or (hostname_file.read_text().strip()[:32] if hostname_file.exists() else "") or "pi-companion"
+    password = setup.hotspot_password
+    if password is None:
+        made = system.path(HOTSPOT_MADE)
+        password = made.read_text().strip() if made.exists() else ""
+        if not re.fullmatch(r"[ -~]{8,63}", password):
+            password = made_password()
+            made.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write(made, password + "\n", 0o600)
+    system.path(HOTSPOT_JSON).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write(system.path(HOTSPOT_JSON), json.dumps({"ssid": ssid, "password": password}) + "\n", 0o600)
+    write(system.path(NM_HOTSPOT), nm_hotspot(ssid, password), 0o600)
 
 
 def apply_config(source: Path, system: System) -> None:
