@@ -210,3 +210,11 @@ def test_no_text_on_the_card_crashes_the_parser(text: str) -> None:
         setup_mod.parse_setup(text)
     except setup_mod.SetupError as error:
         assert "\n" not in str(error).strip() or "not valid TOML" in str(error)
+
+
+def test_the_image_runs_the_oled_bus_at_400_khz() -> None:
+    """The image's config.txt lines (raspi-firmware appends them) set the I2C bus's speed as
+    `pi-companion doctor` reads it: a frame at 100 kHz takes four times as long."""
+    from pi_companion.doctor import parse_baudrate
+    custom = REPO / "systemd" / "image" / "files" / "raspi-firmware-custom"
+    assert parse_baudrate(custom.read_text()) == 400_000
