@@ -61,7 +61,8 @@ dhcp_messages = st.builds(
     xid=st.integers(0, 2**32 - 1),
     chaddr=st.binary(min_size=1, max_size=16),
     # Values past 255 bytes are split into several options and joined again (RFC 3396).
-    options=st.dictionaries(option_codes, st.binary(max_size=600), max_size=8).filter(
+    options=st.dictionaries(option_codes, st.one_of(st.binary(max_size=40), st.binary(min_size=250, max_size=600)),
+                            max_size=8).filter(
         lambda o: phone.OPT_MESSAGE_TYPE not in o or len(o[phone.OPT_MESSAGE_TYPE]) == 1),
     ciaddr=addresses, yiaddr=addresses, siaddr=addresses,
     flags=st.sampled_from([0, phone.FLAG_BROADCAST]))
@@ -72,13 +73,14 @@ def test_a_dhcp_message_survives_its_packet(message) -> None:
     assert phone.parse_dhcp(phone.build_dhcp(message)) == message
 
 
-@given(dhcp_messages, st.data())
-def test_every_cut_dhcp_packet_is_a_packet_error(message, data) -> None:
+@settings(deadline=None)     # every cut of each packet: a second under load is no hang
+@given(dhcp_messages)
+def test_every_cut_dhcp_packet_is_a_packet_error(message) -> None:
     # The end option is the last byte: a packet cut anywhere before it has lost something.
     packet = phone.build_dhcp(message)
-    cut = data.draw(st.integers(0, len(packet) - 1))
-    with pytest.raises(phone.PacketError):
-        phone.parse_dhcp(packet[:cut])
+    for cut in range(len(packet)):
+        with pytest.raises(phone.PacketError):
+            phone.parse_dhcp(packet[:cut])
 
 
 @settings(max_examples=300)
@@ -205,12 +207,13 @@ def test_a_bad_answer_is_a_packet_error_that_says_why(packet, why) -> None:
         phone.parse_message(packet)
 
 
-@given(names, st.lists(addresses, min_size=1, max_size=2), st.data())
-def test_every_cut_answer_is_a_packet_error(name, addrs, data) -> None:
+@settings(deadline=None)
+@given(names, st.lists(addresses, min_size=1, max_size=2))
+def test_every_cut_answer_is_a_packet_error(name, addrs) -> None:
     packet = compressed(1, 0x8400, name, [(name, phone.TYPE_A, 1, socket.inet_aton(a)) for a in addrs])
-    cut = data.draw(st.integers(0, len(packet) - 1))
-    with pytest.raises(phone.PacketError):
-        phone.parse_message(packet[:cut])
+    for cut in range(len(packet)):
+        with pytest.raises(phone.PacketError):
+            phone.parse_message(packet[:cut])
 
 
 @settings(max_examples=300)
