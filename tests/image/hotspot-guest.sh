@@ -101,6 +101,14 @@ while [ $i -lt 600 ]; do
     i=$((i + 1)); sleep 1
 done
 say "hotspot $(nmcli -g GENERAL.STATE connection show "$PROFILE" 2>/dev/null || echo missing) on $(nmcli -g GENERAL.DEVICES connection show "$PROFILE" 2>/dev/null) (box radio $box_if) after $(since "$t_radios") s (radios at $t_radios s)"
+[ "$(nmcli -g GENERAL.STATE connection show "$PROFILE" 2>/dev/null)" = activated ] || {
+    say "wifi devices: $(nmcli -t -f DEVICE,TYPE,STATE,CONNECTION device | tr '\n' ' ')"
+    say "connections: $(nmcli -t -f NAME,TYPE,AUTOCONNECT connection show | tr '\n' ' ')"
+    finish
+}
+# By itself: NetworkManager's autoconnect started it, and nobody asked NetworkManager to.
+nmlog=$(journalctl -b -u NetworkManager.service --no-pager -o cat)
+say "hotspot auto-activations $(printf '%s\n' "$nmlog" | grep -c "policy: auto-activating connection '$PROFILE'"), activation requests $(printf '%s\n' "$nmlog" | grep -c 'audit: op="connection-activate"')"
 say "profile: $(nmcli -t -f connection.autoconnect,connection.autoconnect-priority,802-11-wireless.ssid,802-11-wireless.mode,802-11-wireless.band,802-11-wireless.channel,802-11-wireless-security.key-mgmt,802-11-wireless-security.proto,802-11-wireless-security.pairwise,ipv4.method connection show "$PROFILE" 2>&1 | tr '\n' ' ')"
 say "box radio: $(iw dev "$box_if" info 2>&1 | awk '$1 == "ssid" || $1 == "type" || $1 == "channel" {print}' | tr -s '\t\n' '  ')"
 say "box address: $(ip -4 -o addr show dev "$box_if" | awk '{print $4}')"

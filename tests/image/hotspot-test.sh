@@ -117,6 +117,7 @@ check '^HOTSPOT-TEST: phone radio in NetworkManager: 10 \(unmanaged\)$' "the pho
 check '^HOTSPOT-TEST: phone namespace: .* \(0 left outside\)$' "the phone's radio is in its own network namespace"
 # The box's side.
 check '^HOTSPOT-TEST: hotspot activated on ([^ ]+) \(box radio \1\)' "the box opened its hotspot (pi-companion-hotspot) by itself, on its radio"
+check '^HOTSPOT-TEST: hotspot auto-activations [1-9][0-9]*, activation requests 0$' "NetworkManager's autoconnect opened it: no activation was requested (nmcli con up, D-Bus)"
 profile=$(sed -n 's/^HOTSPOT-TEST: profile: //p' "$LOG.txt")
 for want in connection.autoconnect:yes 802-11-wireless.ssid:games-table 802-11-wireless.mode:ap \
         802-11-wireless.band:bg 802-11-wireless.channel:6 802-11-wireless-security.key-mgmt:wpa-psk ipv4.method:shared; do
