@@ -52,9 +52,13 @@ cat >/run/systemd/system/pi-companion.service.d/hotspot-test.conf <<'EOF'
 Environment=GPIOZERO_PIN_FACTORY=mock GPIOZERO_MOCK_PIN_CLASS=mockpwmpin
 EOF
 systemctl daemon-reload
+# Stopped first: its start on lgpio may fail by itself meanwhile (no GPIO here), and that error
+# is older than the journal's "since mock" window, which begins a second after the stop.
+systemctl stop pi-companion.service
+sleep 1
 mock_since=$(date +%s)
 systemctl reset-failed pi-companion.service 2>/dev/null
-systemctl restart --no-block pi-companion.service
+systemctl start --no-block pi-companion.service
 i=0
 while [ $i -lt 600 ]; do
     state=$(systemctl show -p ActiveState --value pi-companion.service)/$(systemctl show -p SubState --value pi-companion.service)
