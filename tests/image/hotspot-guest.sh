@@ -15,6 +15,10 @@ exec >/dev/console 2>&1
 say() { echo "HOTSPOT-TEST: $*"; }
 now() { cut -d' ' -f1 /proc/uptime; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'; }
+# Waits are by the clock (each try's nmcli or wpa_cli takes a while under TCG): "until" gives
+# the uptime N s from now, "within" says whether that time is still ahead.
+until_() { awk -v a="$(now)" -v n="$1" 'BEGIN {printf "%.1f", a + n}'; }
+within() { awk -v d="$1" -v b="$(now)" 'BEGIN {exit !(b < d)}'; }
 HERE=/boot/firmware
 SSID=games-table
 PSK=tabletop-2026
@@ -59,11 +63,11 @@ sleep 1
 mock_since=$(date +%s)
 systemctl reset-failed pi-companion.service 2>/dev/null
 systemctl start --no-block pi-companion.service
-i=0
-while [ $i -lt 600 ]; do
+end=$(until_ 600) state=unknown
+while within "$end"; do
     state=$(systemctl show -p ActiveState --value pi-companion.service)/$(systemctl show -p SubState --value pi-companion.service)
     [ "$state" = active/running ] && break
-    i=$((i + 1)); sleep 1
+    sleep 1
 done
 say "daemon $state on mock pins at $(now) s ($(systemctl show -p Environment --value pi-companion.service | tr ' ' '\n' | grep -c '^GPIOZERO_PIN_FACTORY=mock$') mock factory)"
 
@@ -99,10 +103,10 @@ ip -n phone link set "$phone_if" up
 say "phone namespace: $(ip -n phone -br link show dev "$phone_if" | tr -s ' ' ' ') ($(ip -o link show "$phone_if" 2>/dev/null | wc -l) left outside)"
 
 # 4. The box opens its hotspot by itself (NetworkManager's autoconnect: no known network).
-i=0
-while [ $i -lt 600 ]; do
+end=$(until_ 600)
+while within "$end"; do
     [ "$(nmcli -g GENERAL.STATE connection show "$PROFILE" 2>/dev/null)" = activated ] && break
-    i=$((i + 1)); sleep 1
+    sleep 1
 done
 say "hotspot $(nmcli -g GENERAL.STATE connection show "$PROFILE" 2>/dev/null || echo missing) on $(nmcli -g GENERAL.DEVICES connection show "$PROFILE" 2>/dev/null) (box radio $box_if) after $(since "$t_radios") s (radios at $t_radios s)"
 [ "$(nmcli -g GENERAL.STATE connection show "$PROFILE" 2>/dev/null)" = activated ] || {
@@ -117,12 +121,12 @@ say "profile: $(nmcli -t -f connection.autoconnect,connection.autoconnect-priori
 say "box radio: $(iw dev "$box_if" info 2>&1 | awk '$1 == "ssid" || $1 == "type" || $1 == "channel" {print}' | tr -s '\t\n' '  ')"
 say "box address: $(ip -4 -o addr show dev "$box_if" | awk '{print $4}')"
 say "avahi: $(systemctl is-active avahi-daemon.service) hostname $(hostname)"
-i=0
+end=$(until_ 180)
 line=
-while [ $i -lt 180 ]; do
+while within "$end"; do
     line=$(journalctl -b -u pi-companion.service --no-pager -o cat | grep -F "hotspot on: Wi-Fi \"$SSID\"" | head -1)
     [ -n "$line" ] && break
-    i=$((i + 1)); sleep 1
+    sleep 1
 done
 say "daemon line: ${line:-none} (at $(now) s)"
 
@@ -167,12 +171,12 @@ wpa_stop() {
 }
 t=$(now)
 wpa wrong not-the-password || say "wrong password: wpa_supplicant did not start"
-i=0 state=
-while [ $i -lt 90 ]; do
+end=$(until_ 90) state=
+while within "$end"; do
     state=$(wpa_state wrong)
     [ "$state" = COMPLETED ] && break
     grep -q 'reason=WRONG_KEY' "$RUN/wrong.log" && break
-    i=$((i + 1)); sleep 1
+    sleep 1
 done
 sleep 3; state=$(wpa_state wrong)   # still not in, a moment after the refusal
 say "wrong password: state $state, $(grep -c 'reason=WRONG_KEY' "$RUN/wrong.log") WRONG_KEY refusals, $(since "$t") s"
@@ -181,11 +185,11 @@ wpa_stop wrong
 
 t=$(now)
 wpa right "$PSK" || say "phone: wpa_supplicant did not start"
-i=0 state=
-while [ $i -lt 120 ]; do
+end=$(until_ 120) state=
+while within "$end"; do
     state=$(wpa_state right)
     [ "$state" = COMPLETED ] && break
-    i=$((i + 1)); sleep 1
+    sleep 1
 done
 status=$(wpa_cli -p "$RUN/wpa-right" -i "$phone_if" status 2>/dev/null)
 field() { printf '%s\n' "$status" | sed -n "s/^$1=//p"; }
@@ -198,16 +202,16 @@ lease=$(phone dhcp "$phone_if" --timeout 90 2>&1) && say "lease $lease in $(sinc
 t=$(now)
 address=$(phone mdns "$phone_if" "$NAME" --timeout 60 2>&1) && say "mdns $NAME is $address in $(since "$t") s" || { say "mdns FAIL: $address"; finish; }
 t=$(now)
-i=0
-while [ $i -lt 60 ]; do
+end=$(until_ 300) page=
+while within "$end"; do
     page=$(phone get "http://$NAME:8080/" --address "$address" --max-bytes 20000 2>&1) && break
-    i=$((i + 1)); sleep 5
+    sleep 5
 done
 say "page $(printf '%s\n' "$page" | head -1) html $(printf '%s' "$page" | grep -ci '<html') in $(since "$t") s"
-i=0
-while [ $i -lt 60 ]; do
+end=$(until_ 300) snap=
+while within "$end"; do
     snap=$(phone get "http://$NAME:8080/api/snapshot" --address "$address" --max-bytes 600 2>&1) && break
-    i=$((i + 1)); sleep 5
+    sleep 5
 done
 say "snapshot $(printf '%s\n' "$snap" | head -1)"
 say "snapshot body $(printf '%s\n' "$snap" | tail -n +2 | tr -d '\n')"
