@@ -107,9 +107,11 @@ image: $(STAMP)
 	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(IMAGE_DIR)/wheel .
 	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) IMAGE_PIP='$(abspath $(BIN))/python -m pip' IMAGE_CACHE=$(IMAGE_CACHE) KEEP_RAW=$(KEEP_RAW) $(IMAGE_NICE) bash systemd/image/build.sh $(IMAGE_DIR)/wheel/pi_companion-*.whl $(IMAGE)
 
-# Boots the image under qemu-system-aarch64 -M raspi3b and checks the box from its console.
+# Boots the image under qemu-system-aarch64 -M raspi3b and checks the box from its console,
+# then under -M virt with two simulated radios: the box's hotspot and a phone that joins it.
 image-test:
 	$(IMAGE_NICE) bash tests/image/boot-test.sh $(IMAGE)
+	$(IMAGE_NICE) bash tests/image/hotspot-test.sh $(IMAGE)
 
 FORCE:
 
