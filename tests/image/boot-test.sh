@@ -81,9 +81,11 @@ start=$(date +%s)
 # raspi3b runs about 20x slower than a Pi Zero 2 W here (the daemon's start, ~5 s on a Zero by
 # docs/performance.md, took over the default 90 s and systemd restarted it once); the units
 # themselves set no start timeout, so a real card keeps systemd's default.
+# systemd.default_device_timeout_sec likewise: on a loaded host udev named the FAT partition
+# (/dev/disk/by-label/RASPIFIRM) after systemd's 90 s and the boot fell into emergency mode.
 qemu-system-aarch64 -M raspi3b -m 1G \
     -kernel "$WORK/$kernel" -initrd "$WORK/$initrd" -dtb "$WORK/bcm2837-rpi-3-b.dtb" \
-    -append "console=ttyS1,115200 console=ttyAMA0,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.default_timeout_start_sec=900 systemd.wants=multi-user.target systemd.run=\"/bin/sh /boot/firmware/image-test.sh\" systemd.run_success_action=none" \
+    -append "console=ttyS1,115200 console=ttyAMA0,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.default_timeout_start_sec=900 systemd.default_device_timeout_sec=900 systemd.wants=multi-user.target systemd.run=\"/bin/sh /boot/firmware/image-test.sh\" systemd.run_success_action=none" \
     -drive "file=$WORK/card.img,if=sd,format=raw" \
     -serial "file:$LOG" -serial "file:$WORK/ttyS1.log" -display none -monitor none -no-reboot &
 QEMU_PID=$!

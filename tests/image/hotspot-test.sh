@@ -89,7 +89,7 @@ start=$(date +%s)
 # and avahi need randomness early.
 qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 2 -m 1G \
     -kernel "$WORK/$kernel" -initrd "$WORK/$initrd" \
-    -append "console=ttyAMA0,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.default_timeout_start_sec=900 systemd.wants=multi-user.target systemd.run=\"/bin/sh /boot/firmware/hotspot-test.sh\" systemd.run_success_action=none systemd.mask=serial-getty@ttyAMA0.service" \
+    -append "console=ttyAMA0,115200 root=LABEL=RASPIROOT rootwait rw systemd.show_status=1 systemd.default_timeout_start_sec=900 systemd.default_device_timeout_sec=900 systemd.wants=multi-user.target systemd.run=\"/bin/sh /boot/firmware/hotspot-test.sh\" systemd.run_success_action=none systemd.mask=serial-getty@ttyAMA0.service" \
     -drive "file=$WORK/card.img,if=none,format=raw,id=card" -device virtio-blk-pci,drive=card \
     -device virtio-rng-pci -nic none \
     -serial "file:$LOG" -display none -monitor none -no-reboot &
