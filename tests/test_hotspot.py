@@ -25,8 +25,8 @@ from pi_companion.config import Config
 from pi_companion.core.events import Turn
 from pi_companion.hub import Hotspot, Hub, read_hotspot
 from pi_companion.hw.display import Display, open_device
-from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.ui.qr import wifi_text
+from test_web_qr import tap
 
 REPO = Path(__file__).resolve().parent.parent
 DISPATCH = REPO / "systemd" / "image" / "files" / "pi-companion-hotspot-dispatch"
@@ -37,16 +37,6 @@ NETWORK = {"ssid": "games-table", "password": "tabletop-2026"}
 def codes(image: Image.Image) -> list[str]:
     big = image.convert("L").resize((512, 256), 0)
     return [c.text for c in zxingcpp.read_barcodes(big, formats=zxingcpp.BarcodeFormat.QRCode)]
-
-
-def tap(box, factory, button, t):
-    pin = factory.pin(load_pinmap()[button])
-    Clock.now = t
-    pin.drive_low()
-    box.pump()
-    Clock.now = t + 0.05
-    pin.drive_high()
-    box.pump()
 
 
 def dispatch(tmp_path: Path, hub: Hub, action: str, connection: str = "pi-companion-hotspot"):
