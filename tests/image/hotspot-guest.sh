@@ -1,10 +1,12 @@
 #!/bin/sh
 # Runs inside the booted image under make image-test's hotspot boot (tests/image/hotspot-test.sh,
 # qemu-system-aarch64 -M virt with no network card), started by systemd.run= from the test's
-# copy of the FAT partition. Two simulated radios (mac80211_hwsim): the first is the box's, the
-# second is a phone's, moved into a network namespace of its own. The box must open its hotspot
-# by itself (nothing here creates or starts it); the phone then joins it as a phone does:
-# WPA2 password, DHCP, NAME.local by mDNS, the big screen's page and live snapshot.
+# copy of the FAT partition. Three simulated radios (mac80211_hwsim): the first is the box's,
+# the second is a phone's, moved into a network namespace of its own, the third the home
+# network's, in another. The box must open its hotspot by itself (nothing here creates or starts
+# it); the phone then joins it as a phone does: WPA2 password, DHCP, NAME.local by mDNS, the big
+# screen's page and live snapshot. Last, the home network's access point starts and the box's
+# network starts again: it must join the home network (the card's [wifi]), not the hotspot.
 #
 # Every line it prints starts with "HOTSPOT-TEST:" and goes to the serial console, where
 # hotspot-test.sh reads it and decides; this script only reports. It goes on after a failed
@@ -26,6 +28,10 @@ NAME=games-table.local
 PROFILE=pi-companion-hotspot
 BOX_MAC=02:00:00:00:00:00      # mac80211_hwsim's radio N has the address 02:00:00:00:0N:00
 PHONE_MAC=02:00:00:00:01:00
+HOME_MAC=02:00:00:00:02:00     # the home network's access point (phase 8)
+HOME_SSID=home-net
+HOME_PSK=home-password-1
+KNOWN=pi-companion-wifi
 RUN=/run/hotspot-test
 mock_since=0
 mkdir -p "$RUN"
@@ -74,13 +80,15 @@ say "daemon $state on mock pins at $(now) s ($(systemctl show -p Environment --v
 # 2. Keep the phone's radio away from the box's NetworkManager before it exists: NM would
 # otherwise take it too (and might open the hotspot on it, or scan with it).
 mkdir -p /run/NetworkManager/conf.d
-printf '[keyfile]\nunmanaged-devices=mac:%s\n' "$PHONE_MAC" >/run/NetworkManager/conf.d/90-hotspot-test-phone.conf
+printf '[keyfile]\nunmanaged-devices=mac:%s;mac:%s\n' "$PHONE_MAC" "$HOME_MAC" >/run/NetworkManager/conf.d/90-hotspot-test-phone.conf
 nmcli general reload conf || say "nmcli general reload conf failed"
 
-# 3. Two radios, then the second one's phy into the phone's network namespace.
+# 3. Three radios, then the second one's phy into the phone's network namespace and the third
+# one's into the home network's (its access point starts only in phase 8: while the box opens
+# its hotspot, no known network is in reach).
 t_radios=$(now)
-modprobe mac80211_hwsim radios=2 || { say "radios: modprobe mac80211_hwsim failed"; finish; }
-box_phy= box_if= phone_phy= phone_if=
+modprobe mac80211_hwsim radios=3 || { say "radios: modprobe mac80211_hwsim failed"; finish; }
+box_phy= box_if= phone_phy= phone_if= home_phy= home_if=
 for i in 1 2 3 4 5 6 7 8 9 10; do
     for net in /sys/class/net/*; do
         [ -e "$net/phy80211" ] || continue
@@ -88,14 +96,22 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
         mac=$(cat "/sys/class/ieee80211/$phy/macaddress")
         if [ "$mac" = "$BOX_MAC" ]; then box_phy=$phy; box_if=${net##*/}; fi
         if [ "$mac" = "$PHONE_MAC" ]; then phone_phy=$phy; phone_if=${net##*/}; fi
+        if [ "$mac" = "$HOME_MAC" ]; then home_phy=$phy; home_if=${net##*/}; fi
     done
-    [ -n "$box_if" ] && [ -n "$phone_if" ] && break
+    [ -n "$box_if" ] && [ -n "$phone_if" ] && [ -n "$home_if" ] && break
     sleep 1
 done
 say "radios: box $box_phy $box_if $BOX_MAC, phone $phone_phy $phone_if $PHONE_MAC"
 [ -n "$box_if" ] && [ -n "$phone_if" ] || finish
 sleep 2     # NM decides about a new device within a moment of its appearance
 say "phone radio in NetworkManager: $(nmcli -g GENERAL.STATE device show "$phone_if" 2>&1)"
+say "home radio: $home_phy $home_if $HOME_MAC, in NetworkManager: $(nmcli -g GENERAL.STATE device show "$home_if" 2>&1)"
+if [ -n "$home_if" ]; then
+    ip netns add home
+    iw phy "$home_phy" set netns name home || say "home: iw phy $home_phy set netns failed"
+    ip -n home link set lo up
+    say "home namespace: $(ip -n home -br link show dev "$home_if" 2>&1 | tr -s ' ' ' ') ($(ip -o link show "$home_if" 2>/dev/null | wc -l) left outside)"
+fi
 ip netns add phone
 iw phy "$phone_phy" set netns name phone || { say "phone: iw phy $phone_phy set netns failed"; finish; }
 ip -n phone link set lo up
@@ -216,4 +232,83 @@ done
 say "snapshot $(printf '%s\n' "$snap" | head -1)"
 say "snapshot body $(printf '%s\n' "$snap" | tail -n +2 | tr -d '\n')"
 say "phone done at $(now) s"
+wpa_stop right
+
+# 8. A known network comes into reach: the card's [wifi] network (pi-companion-wifi, priority
+# 10) as a WPA2 access point (the image's own wpa_supplicant in AP mode) in the home namespace,
+# with a DHCP server (dnsmasq). Then the box's network starts again (nmcli networking off/on,
+# as at the box's next start): NetworkManager's autoconnect must join home-net, not open the
+# hotspot, and the daemon must hear that the hotspot is off.
+[ -n "$home_if" ] || finish
+cat >"$RUN/home.conf" <<EOF
+ctrl_interface=$RUN/wpa-home
+network={
+    ssid="$HOME_SSID"
+    mode=2
+    frequency=2412
+    key_mgmt=WPA-PSK
+    proto=RSN
+    pairwise=CCMP
+    group=CCMP
+    psk="$HOME_PSK"
+}
+EOF
+: >"$RUN/home.log"
+ip -n home addr add 192.168.77.1/24 dev "$home_if"
+ip -n home link set "$home_if" up
+ip netns exec home wpa_supplicant -B -D nl80211 -i "$home_if" -c "$RUN/home.conf" -P "$RUN/home.pid" -f "$RUN/home.log" \
+    || say "home: wpa_supplicant did not start"
+end=$(until_ 60) state=
+while within "$end"; do
+    state=$(wpa_cli -p "$RUN/wpa-home" -i "$home_if" status 2>/dev/null | sed -n 's/^wpa_state=//p')
+    [ "$state" = COMPLETED ] && break
+    sleep 1
+done
+say "home AP: state $state, $(ip netns exec home iw dev "$home_if" info 2>&1 | awk '$1 == "ssid" || $1 == "type" || $1 == "channel" {print}' | tr -s '\t\n' '  ')"
+ip netns exec home dnsmasq --keep-in-foreground --conf-file=/dev/null --bind-interfaces --interface="$home_if" \
+    --except-interface=lo --port=0 --dhcp-range=192.168.77.10,192.168.77.50,1h --dhcp-leasefile="$RUN/home.leases" \
+    --user=root --group=root --log-dhcp --log-facility="$RUN/home-dnsmasq.log" &
+sleep 1
+off_before=$(journalctl -b -u pi-companion.service --no-pager -o cat | grep -c 'hotspot off$')
+t=$(now)
+nmcli networking off || say "nmcli networking off failed"
+end=$(until_ 60)
+while within "$end"; do
+    [ "$(nmcli -g GENERAL.STATE connection show "$PROFILE" 2>/dev/null)" = activated ] || break
+    sleep 1
+done
+sleep 2
+nmcli networking on || say "nmcli networking on failed"
+t_on=$(now)
+end=$(until_ 300) kstate=
+while within "$end"; do
+    kstate=$(nmcli -g GENERAL.STATE connection show "$KNOWN" 2>/dev/null)
+    [ "$kstate" = activated ] && break
+    sleep 1
+done
+say "known network: $KNOWN ${kstate:-not-active} on $(nmcli -g GENERAL.DEVICES connection show "$KNOWN" 2>/dev/null) (box radio $box_if) after $(since "$t_on") s; hotspot $(nmcli -g GENERAL.STATE connection show "$PROFILE" 2>/dev/null || true)"
+say "active connections: $(nmcli -t -f NAME,DEVICE,STATE connection show --active | tr '\n' ' ')"
+nmlog=$(journalctl -b -u NetworkManager.service --no-pager -o cat)
+say "known auto-activations $(printf '%s\n' "$nmlog" | grep -c "policy: auto-activating connection '$KNOWN'"), activation requests $(printf '%s\n' "$nmlog" | grep -c 'audit: op="connection-activate"')"
+say "box radio now: $(iw dev "$box_if" info 2>&1 | awk '$1 == "ssid" || $1 == "type" || $1 == "channel" {print}' | tr -s '\t\n' '  ')"
+say "box link now: $(iw dev "$box_if" link 2>&1 | awk '/^Connected to/ {print "connected to", $3} $1 == "SSID:" {print "ssid", $2} $1 == "freq:" {print "freq", $2}' | tr '\n' ' ')"
+say "home AP stations: $(ip netns exec home iw dev "$home_if" station dump 2>/dev/null | awk '/^Station/ {print $2}' | tr '\n' ' ')"
+end=$(until_ 60) addr=
+while within "$end"; do
+    addr=$(ip -4 -o addr show dev "$box_if" | awk '{print $4}' | grep '^192\.168\.77\.' | head -1)
+    [ -n "$addr" ] && break
+    sleep 1
+done
+say "box address on home-net: ${addr:-none} ($(since "$t_on") s after networking on)"
+end=$(until_ 120) line=
+while within "$end"; do
+    n=$(journalctl -b -u pi-companion.service --no-pager -o cat | grep -c 'hotspot off$')
+    [ "$n" -gt "$off_before" ] && { line="hotspot off"; break; }
+    sleep 1
+done
+say "daemon after networking off: ${line:-no-hotspot-off} ($off_before before; seen $(since "$t") s after networking off); hotspot file $( [ -e /run/pi-companion-net/hotspot.json ] && echo present || echo absent)"
+grep -E 'AP-ENABLED|AP-STA-CONNECTED|AP-STA-DISCONNECTED|EAPOL-4WAY|WRONG_KEY|CTRL-EVENT' "$RUN/home.log" | tail -10 | sed 's/^/HOTSPOT-TEST: home| /'
+tail -5 "$RUN/home-dnsmasq.log" 2>/dev/null | sed 's/^/HOTSPOT-TEST: home-dhcp| /'
+say "home done at $(now) s"
 finish
+

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # make image-test, second boot: the box's own Wi-Fi hotspot ("no router needed"). Boots the
 # SD-card image under qemu-system-aarch64 -M virt (Debian's kernel and initramfs from the card's
-# FAT partition, the card as a virtio disk, no network card) with two simulated radios
-# (mac80211_hwsim, loaded by the check): the box's, and a phone's in a network namespace of its
-# own. With no known Wi-Fi on the card the box must open its hotspot by itself; the phone joins
-# it with the card's password (a wrong one is refused), gets an address by DHCP, finds
-# NAME.local by mDNS and loads the big screen's page and live snapshot (tests/image/phone.py).
+# FAT partition, the card as a virtio disk, no network card) with three simulated radios
+# (mac80211_hwsim, loaded by the check): the box's, a phone's in a network namespace of its own,
+# and a home network's in another. With its known Wi-Fi (the card's [wifi] network) out of reach the box must open its
+# hotspot by itself; the phone joins it with the card's password (a wrong one is refused), gets
+# an address by DHCP, finds NAME.local by mDNS and loads the big screen's page and live snapshot
+# (tests/image/phone.py). Then a third radio, in a namespace of its own, becomes the known
+# network's access point; at the box's next network start it must join that, not the hotspot.
 # The check in the guest is tests/image/hotspot-guest.sh; this script requires its claims.
 #
 #   tests/image/hotspot-test.sh build/image/pi-companion-VERSION-arm64.img.xz
@@ -60,9 +62,9 @@ done
 # The check and its phone run from the test's copy of the card: the image has no test code.
 MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$HERE/hotspot-guest.sh" ::/hotspot-test.sh
 MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$HERE/phone.py" ::/phone.py
-# A user's settings, written on the card as a user would: a hostname, the Wi-Fi country, the
-# hotspot's name and password and no Wi-Fi network to join (so no known network is in reach),
-# and the box's players (read back through the phone).
+# A user's settings, written on the card as a user would: a hostname, the Wi-Fi country, a home
+# network to join (not in reach until the check's last phase starts its access point), the
+# hotspot's name and password, and the box's players (read back through the phone).
 MTOOLS_SKIP_CHECK=1 mcopy -n -i "$FAT" ::/pi-companion.toml "$WORK/pi-companion.toml"
 grep -q '^# players = ' "$WORK/pi-companion.toml" || die "no players line to change in the card's pi-companion.toml"
 sed -i 's/^# players = .*/players = ["Ann", "Bob", "Cy"]/' "$WORK/pi-companion.toml"
@@ -70,6 +72,8 @@ cat >"$WORK/pi-companion-setup.toml" <<'TOML'
 hostname = "games-table"
 [wifi]
 country = "GB"
+ssid = "home-net"
+password = "home-password-1"
 [hotspot]
 ssid = "games-table"
 password = "tabletop-2026"
@@ -140,6 +144,18 @@ check '^HOTSPOT-TEST: page 200 text/html.* html [1-9]' "the phone loads the big 
 check '^HOTSPOT-TEST: snapshot 200 application/json' "the phone fetches the live snapshot (/api/snapshot)"
 check '^HOTSPOT-TEST: snapshot body .*"Ann".*"Bob".*"Cy"' "the snapshot has the card's players (pi-companion.toml on the FAT partition)"
 check '^HOTSPOT-TEST: daemon at end active/running' "the daemon is still running at the end"
+# A known network in reach at the next start (the third radio, in namespace "home").
+check '^HOTSPOT-TEST: home radio: phy[0-9]+ [^ ]+ 02:00:00:00:02:00, in NetworkManager: 10 \(unmanaged\)$' "a third hwsim radio (02:00:00:00:02:00), not the box's NetworkManager's"
+check '^HOTSPOT-TEST: home namespace: .* \(0 left outside\)$' "the third radio is in its own network namespace (home)"
+check '^HOTSPOT-TEST: home AP: state COMPLETED, .*ssid home-net .*type AP' "after the phone's checks, home-net is up as an access point on the third radio (the image's wpa_supplicant, mode=2)"
+check '^HOTSPOT-TEST: known network: pi-companion-wifi activated on ([^ ]+) \(box radio \1\)' "at the next network start NetworkManager joins home-net (pi-companion-wifi activated on the box's radio)"
+refuse '^HOTSPOT-TEST: known network: .*; hotspot activat' "the hotspot is not open beside it"
+check '^HOTSPOT-TEST: known auto-activations [1-9][0-9]*, activation requests 0$' "NetworkManager's autoconnect chose it: no activation was requested"
+check '^HOTSPOT-TEST: box radio now: .*type managed' "the box's radio is a client now (managed mode, not AP)"
+check '^HOTSPOT-TEST: box link now: connected to [0-9a-f:]{17} ssid home-net ' "the box's radio is associated to home-net (iw link)"
+check '^HOTSPOT-TEST: home AP stations: [0-9a-f:]{17}' "the home access point has the box as its station"
+check '^HOTSPOT-TEST: box address on home-net: 192\.168\.77\.[0-9]+/24 ' "the box gets an address on home-net by DHCP"
+check '^HOTSPOT-TEST: daemon after networking off: hotspot off .*hotspot file absent$' "the daemon says hotspot off (the dispatcher removed hotspot.json)"
 refuse '^HOTSPOT-TEST: failed units: .*pi-companion' "no failed pi-companion unit"
 refuse '^HOTSPOT-TEST: err since mock\| .*pi[-_]companion' "no error from pi-companion in the journal once on mock pins"
 
@@ -150,6 +166,8 @@ say "times: kernel to the check $(field 'boot reached ([0-9.]+) s') s; multi-use
     "hotspot up $(field 'hotspot .* after ([0-9.]+) s') s after the radios;" \
     "phone joined in $(field 'phone joined: state [A-Z]+ in ([0-9.]+) s') s; lease in $(field 'lease .* in ([0-9.]+) s$') s;" \
     "name in $(field 'mdns .* in ([0-9.]+) s$') s; page in $(field 'page .* in ([0-9.]+) s$') s;" \
+    "home-net joined $(field 'known network: .* after ([0-9.]+) s;') s after networking on;" \
+    "its address $(field 'box address on home-net: .* \(([0-9.]+) s after') s after;" \
     "check done at $(field 'DONE at ([0-9.]+) s') s (guest uptime)"
 say "boot and checks took $took s (wall); console log: $LOG.txt"
 (( fail == 0 )) || die "see above"
