@@ -133,6 +133,7 @@ def test_taking_settings_away_undoes_them(card: Path) -> None:
     ('hostname = "a"\nhostname = "b"', "not valid TOML"),
     ('[hotspot]\nenabled = "yes"', "hotspot.enabled must be true or false"),
     ('[hotspot]\npassword = "short"', "hotspot.password must be 8 to 63"),
+    ('[hotspot]\npassword = "' + "0a" * 32 + '"', "hotspot.password must be 8 to 63"),   # a raw key: not for people
     ('[hotspot]\nssid = "tab\\there"', "hotspot.ssid must be printable"),
     ('[hotspot]\nchannel = 6', "unknown key hotspot.channel"),
 ])

@@ -61,11 +61,13 @@ class Setup:
     hotspot_password: str | None = None
 
 
-def check_network(section: str, ssid: str | None, password: str | None) -> None:
+def check_network(section: str, ssid: str | None, password: str | None, raw_key: bool = True) -> None:
+    """A network's name and password; `raw_key`: the password may also be the 64 hex digits
+    of a raw key (a network to join; the hotspot's password is shown to people)."""
     if ssid is not None and not 1 <= len(ssid.encode()) <= 32:
         raise SetupError(f"pi-companion-setup.toml: {section}.ssid must be 1 to 32 bytes")
     if password is not None and not (re.fullmatch(r"[ -~]{8,63}", password)
-                                     or re.fullmatch(r"[0-9A-Fa-f]{64}", password)):
+                                     or raw_key and re.fullmatch(r"[0-9A-Fa-f]{64}", password)):
         raise SetupError(f"pi-companion-setup.toml: {section}.password must be 8 to 63 printable ASCII characters")
 
 
@@ -104,11 +106,9 @@ def parse_setup(text: str) -> Setup:
     if password is not None and ssid is None:
         raise SetupError("pi-companion-setup.toml: wifi.password is set but wifi.ssid is empty")
     hotspot_ssid, hotspot_password = hotspot.get("ssid") or None, hotspot.get("password") or None
-    check_network("hotspot", hotspot_ssid, hotspot_password)
+    check_network("hotspot", hotspot_ssid, hotspot_password, raw_key=False)
     if hotspot_ssid is not None and not hotspot_ssid.isprintable():
         raise SetupError("pi-companion-setup.toml: hotspot.ssid must be printable (it is shown on the OLED)")
-    if hotspot_password is not None and len(hotspot_password) == 64:
-        raise SetupError("pi-companion-setup.toml: hotspot.password must be 8 to 63 printable ASCII characters")
     key = (ssh.get("authorized_key") or "").strip() or None
     if key is not None and not KEY_LINE.fullmatch(key):
         raise SetupError("pi-companion-setup.toml: ssh.authorized_key is not one SSH public key line")
@@ -123,13 +123,17 @@ def keyfile_text(text: str) -> str:
     return "\\s" + text[1:] if text.startswith(" ") else text
 
 
+def keyfile_ssid(ssid: str) -> str:
+    """A network name as its bytes (a list of numbers), which needs no escaping whatever it holds."""
+    return "".join(f"{b};" for b in ssid.encode())
+
+
 def nm_connection(ssid: str, password: str | None) -> str:
-    """A NetworkManager keyfile for the network. The SSID is written as its bytes (a list of
-    numbers), which needs no escaping whatever it holds."""
+    """A NetworkManager keyfile for the network to join."""
     lines = ["[connection]", "id=pi-companion-wifi", "type=wifi", "autoconnect=true",
              # Tried before the box's own hotspot, if any.
              "autoconnect-priority=10", "",
-             "[wifi]", "mode=infrastructure", "ssid=" + "".join(f"{b};" for b in ssid.encode()), ""]
+             "[wifi]", "mode=infrastructure", "ssid=" + keyfile_ssid(ssid), ""]
     if password is not None:
         lines += ["[wifi-security]", "key-mgmt=wpa-psk", f"psk={keyfile_text(password)}", ""]
     lines += ["[ipv4]", "method=auto", "", "[ipv6]", "method=auto", ""]
@@ -145,7 +149,7 @@ def nm_hotspot(ssid: str, password: str) -> str:
     return "\n".join([
         "[connection]", "id=pi-companion-hotspot", "type=wifi", "autoconnect=true",
         "autoconnect-priority=-999", "",
-        "[wifi]", "mode=ap", "band=bg", "channel=6", "ssid=" + "".join(f"{b};" for b in ssid.encode()), "",
+        "[wifi]", "mode=ap", "band=bg", "channel=6", "ssid=" + keyfile_ssid(ssid), "",
         "[wifi-security]", "key-mgmt=wpa-psk", "proto=rsn;", "pairwise=ccmp;", "group=ccmp;", f"psk={keyfile_text(password)}", "",
         "[ipv4]", "method=shared", "", "[ipv6]", "method=ignore", ""])
 
