@@ -495,8 +495,20 @@ class Box:
         try:
             item = self.queue.get(timeout=wait)
         except queue.Empty:
-            if self.inbox.snoozing and not self.inbox.wake() and not self.stale:
-                self.spinning = False  # the spin has stopped: the next edge wakes the loop
+            if self.inbox.snoozing:        # a spin's frame time (or its end)
+                due = not timer and self.engine.window is None and self.queue.empty()
+                if due and self.stale and self._frame_hold() is None:
+                    # What the frame shows is durable (its edges' records were synced while
+                    # the loop slept): draw it before taking the edges that waited in the tray.
+                    self.draw()
+                taken = self.inbox.wake()
+                if taken and due and not self.stale:
+                    # Those edges are shown by the next frame, and their records are synced
+                    # during its wait: a spin costs the loop one wake a frame, not two (one for
+                    # the frame's time, one for the log's "durable now").
+                    self._frame_next = time.monotonic() + self.frame_s
+                elif not taken and not self.stale:
+                    self.spinning = False  # the spin has stopped: the next edge wakes the loop
             if self.queue.empty():     # (an edge queued as the wait ran out still counts first)
                 if timer:
                     self.handle(TIMER)
