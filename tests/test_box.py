@@ -52,6 +52,26 @@ def test_unchanged_frames_are_not_sent(mock_factory):
         box.close()
 
 
+def test_a_frame_that_differs_by_one_pixel_is_sent_and_one_drawn_on_after_is_not_mistaken():
+    """The display compares each frame with the last one sent: a single pixel's change is
+    sent, the same picture again is not, and drawing on a frame after it was shown does not
+    change what the display remembers sending."""
+    from PIL import Image
+    display = Display(lambda: open_device("dummy"))
+    first = Image.new("1", (128, 64), 0)
+    assert display.show(first, 0.0)
+    first.putpixel((127, 63), 1)            # drawn on after it was shown: the panel has not changed
+    again = Image.new("1", (128, 64), 0)
+    assert not display.show(again, 0.0)
+    for xy in ((0, 0), (127, 63), (64, 31)):
+        frame = again.copy()
+        frame.putpixel(xy, 1)
+        assert display.show(frame, 0.0), xy
+        assert display.device.image.getpixel(xy)
+        assert not display.show(frame.copy(), 0.0), xy
+        assert display.show(again, 0.0), xy
+
+
 def test_switching_game_after_a_while_starts_the_new_game_at_its_beginning(mock_factory, tmp_path):
     from pi_companion.app import Wake
     from pi_companion.core.events import Request

@@ -39,7 +39,7 @@ class Display:
     def __init__(self, opener: Callable[[], Any] | None) -> None:
         self.opener = opener
         self.device: Any = None
-        self.last: bytes | None = None
+        self.last: Any = None            # the core image of the last frame sent
         self.failed_at: float | None = None
         self.sent = 0
         self.skipped = 0
@@ -83,8 +83,12 @@ class Display:
             self._open(now)
             if self.device is None:
                 return False
-        data = frame.tobytes()
-        if data == self.last:
+        # Compared in Pillow's C code (a difference image's bounding box, ~5 us here): packing
+        # the frame's bits with `tobytes` to compare them cost ~45 us, a fifth of a live count's
+        # frame (#27 item 3).
+        core, last = frame.im, self.last
+        if (last is not None and last.mode == core.mode and last.size == core.size
+                and core.chop_difference(last).getbbox(False) is None):
             self.skipped += 1
             return False
         try:
@@ -95,7 +99,7 @@ class Display:
         if self.down:
             log.info("display is back after %d errors", self.errors)
             self.down = False
-        self.last = data
+        self.last = core.copy()         # (a copy: the frame may be drawn on after it is shown)
         self.sent += 1
         return True
 
