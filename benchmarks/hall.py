@@ -9,7 +9,9 @@ yardstick is a fast hand: 10 turns a second of a 4-step-per-turn turntable = 40 
 """
 from __future__ import annotations
 
+import queue
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -167,6 +169,57 @@ def paced(n: int, rate: float, *, coalesce: bool, frames_drawn: bool = True,
         store_dir.cleanup()
 
 
+WAKES = 150                   # 5 s of frame periods
+
+
+def wake_floor() -> dict[str, Any]:
+    """What waking at every frame's time costs a Python thread on this machine, whatever it
+    does once awake: a bare thread waiting on a queue with the frame period as its timeout,
+    `WAKES` times, doing nothing, and the same thread drawing one of our live-count frames a
+    wake (All Wound Up's check at 10.25 turns: render and the display's compare), beside both
+    done back to back without sleeping (warm). CPU time of that thread per wake; the floor
+    under `spin_coalesced`, which wakes once a frame as well."""
+    factory = JumpFactory(pin_class=WatchedPin)
+    config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False,
+                    games={"all-wound-up": {"settle_ms": 10000}})
+    b = make_box(config, factory)
+    try:
+        drive = open_check(factory)
+        for i in range(41):
+            drive[FORWARD[i % 4]]()
+        b.pump()
+
+        def frame() -> None:
+            b.stale = True
+            b.draw()
+
+        def per_wake(period: float, work: Any) -> float:
+            inbox: queue.Queue[None] = queue.Queue()
+            out: list[float] = []
+
+            def run() -> None:
+                start = time.thread_time()
+                for _ in range(WAKES):
+                    try:
+                        inbox.get(timeout=period)
+                    except queue.Empty:
+                        pass
+                    work()
+                out.append((time.thread_time() - start) / WAKES)
+            thread = threading.Thread(target=run)
+            thread.start()
+            thread.join()
+            return 1e6 * out[0]
+        return {"period_s": app.FRAME_S, "wakes": WAKES,
+                "nothing_us": per_wake(app.FRAME_S, lambda: None),
+                "frame_us": per_wake(app.FRAME_S, frame),
+                "nothing_warm_us": per_wake(0.0, lambda: None),
+                "frame_warm_us": per_wake(0.0, frame)}
+    finally:
+        b.close()
+        factory.reset()
+
+
 def wait_for(predicate: Any, timeout: float = 10.0) -> None:
     end = time.monotonic() + timeout
     while not predicate():
@@ -203,4 +256,5 @@ def spin() -> dict[str, Any]:
         rows.sort(key=lambda r: r["loop_cpu_per_edge_ms"])
         out[key] = {**rows[len(rows) // 2], "rounds_ms": [round(r["loop_cpu_per_edge_ms"], 3) for r in rows]}
     out["spin_frame_s"] = app.FRAME_S
+    out["spin_wake_floor"] = wake_floor()
     return out

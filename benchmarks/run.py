@@ -166,6 +166,14 @@ def rows(r: dict[str, Any]) -> list[Row]:
                     + f"edges alone {f['loop_cpu_per_edge_ms']:.3f} ms", "<= 0.1 ms",
                     verdict(x <= 0.1 and c["lost_steps"] == 0 and c["last_frame_count"] == c["edges"]),
                     zero(x * k, "ms", x * k <= 1.0, "{:.2f}")))
+        if "spin_wake_floor" in h:
+            w = h["spin_wake_floor"]
+            edge_ms = 1 / (w["period_s"] * c["rate"]) / 1000      # per wake -> per edge, ms
+            out.append(("  of a spin: waking once a frame",
+                        f"a bare thread {w['nothing_us']:.0f} us a wake ({w['nothing_us'] * edge_ms:.3f} ms "
+                        f"an edge); drawing a frame {w['frame_us']:.0f} us ({w['frame_us'] * edge_ms:.3f} ms)",
+                        f"the same without sleeping: {w['nothing_warm_us']:.1f} / {w['frame_warm_us']:.0f} us "
+                        "(warm)", "", "", ""))
         if "pin_cpu_per_edge_ms" in c:
             out.append(("  of a spin: the pin callbacks",
                         f"{c['pin_cpu_per_edge_ms']:.3f} ms CPU per edge, the driving thread",
