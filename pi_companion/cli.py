@@ -43,7 +43,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: Any) -> int:        # the parser's namespace or daemon_args'
     from .daemon import main
     return main(args)
 
@@ -128,7 +128,7 @@ def daemon_args(argv: list[str]) -> SimpleNamespace | None:
     if not argv or argv[0] != "run" or len(argv) % 2 == 0:
         return None
     values = {flag: default for flag, (default, _) in RUN_OPTIONS.items()}
-    given = set()
+    given: set[str] = set()
     for flag, value in zip(argv[1::2], argv[2::2]):
         if flag not in RUN_OPTIONS or flag in given or value.startswith("-"):
             return None
