@@ -91,7 +91,6 @@ class FrameWake(Wake):
 FRAME_WAKE = FrameWake()
 
 
-@dataclass(frozen=True)
 class PuckWake(Wake):
     """The puck's one wake token: the loop takes what the puck mailbox holds (at most one
     of these is ever queued, however fast the puck talks)."""

@@ -1,18 +1,23 @@
 """The `pi-companion` command: run, simulate, replay, config, status, web, doctor."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import DEFAULT_CONFIG, EDGE_SOURCES, ConfigError, load_config, template_text
 from .games import registry
 
+if TYPE_CHECKING:
+    import argparse
+
 # Each command's module is imported when the command runs (python -X importtime): `run` would
 # otherwise pay for aiohttp (web, about 0.5 s here), curses and the others at every start.
+# argparse itself is imported only when the whole parser is built (see `daemon_args`).
 
 EXIT_USAGE = 2
 EXIT_CONFIG = 78        # EX_CONFIG: systemd does not restart on it (RestartPreventExitStatus)
@@ -38,7 +43,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: Any) -> int:        # the parser's namespace or daemon_args'
     from .daemon import main
     return main(args)
 
@@ -87,27 +92,65 @@ def games_help() -> str:
 GAMES_EPILOG = "(the games, listed when help is shown)"
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Lists the games only when help is printed: listing them imports every game module,
-    which `run` would otherwise pay for on every start before READY=1 (about 10 ms here)."""
-
-    def add_text(self, text: str | None) -> None:
-        super().add_text(games_help() if text == GAMES_EPILOG else text)
-
-
 def player_names(text: str) -> tuple[str, ...]:
     """--players: 2 to 8 unique, non-empty names, comma-separated (argparse turns errors into exit 2)."""
+    from argparse import ArgumentTypeError
     names = tuple(n.strip() for n in text.split(","))
     if not all(names):
-        raise argparse.ArgumentTypeError(f"an empty name in {text!r}")
+        raise ArgumentTypeError(f"an empty name in {text!r}")
     if len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError(f"a name given twice in {text!r}")
+        raise ArgumentTypeError(f"a name given twice in {text!r}")
     if not 2 <= len(names) <= 8:
-        raise argparse.ArgumentTypeError(f"give 2 to 8 names, got {len(names)}")
+        raise ArgumentTypeError(f"give 2 to 8 names, got {len(names)}")
     return names
 
 
+# `run`'s options as `daemon_args` reads them: flag -> (default, the values it takes or None for
+# any). tests/test_cli.py checks them against the parser's `run` below.
+RUN_PINS = ("auto", "mock")
+RUN_DISPLAYS = ("auto", "ssd1306", "sh1106", "dummy", "none")
+RUN_OPTIONS: dict[str, tuple[str | None, tuple[str, ...] | None]] = {
+    "--config": (str(DEFAULT_CONFIG), None),
+    "--game": (None, tuple(registry.GAMES)),
+    "--pins": (RUN_PINS[0], RUN_PINS),
+    "--display": (RUN_DISPLAYS[0], RUN_DISPLAYS),
+    "--state-dir": (None, None),
+    "--edges": (None, EDGE_SOURCES),
+}
+
+
+def daemon_args(argv: list[str]) -> SimpleNamespace | None:
+    """The daemon's command line as systemd gives it (`run --config PATH`, each option as
+    `--flag value`), read without argparse: importing argparse (and gettext) and building the
+    parser of every command was about 20 million instructions of the way to READY=1 (#27
+    item 4). Anything else - help, --players, an unknown, abbreviated or repeated flag, a value
+    not taken - is None: the parser below reads it, and reports its errors, as always."""
+    if not argv or argv[0] != "run" or len(argv) % 2 == 0:
+        return None
+    values = {flag: default for flag, (default, _) in RUN_OPTIONS.items()}
+    given: set[str] = set()
+    for flag, value in zip(argv[1::2], argv[2::2]):
+        if flag not in RUN_OPTIONS or flag in given or value.startswith("-"):
+            return None
+        taken = RUN_OPTIONS[flag][1]
+        if taken is not None and value not in taken:
+            return None
+        given.add(flag)
+        values[flag] = value
+    return SimpleNamespace(command="run", func=cmd_run, players=None,
+                           **{flag[2:].replace("-", "_"): value for flag, value in values.items()})
+
+
 def parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+        """Lists the games only when help is printed: listing them imports every game module,
+        which `run` would otherwise pay for on every start before READY=1 (about 10 ms here)."""
+
+        def add_text(self, text: str | None) -> None:
+            super().add_text(games_help() if text == GAMES_EPILOG else text)
+
     formatter = HelpFormatter
     p = argparse.ArgumentParser(prog="pi-companion", description=__doc__, epilog=GAMES_EPILOG,
                                 formatter_class=formatter)
@@ -129,7 +172,7 @@ def parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="the daemon: real pins and display on a Pi",
                        epilog=GAMES_EPILOG, formatter_class=formatter)
-    box_options(r, ("auto", "mock"), ("auto", "ssd1306", "sh1106", "dummy", "none"))
+    box_options(r, RUN_PINS, RUN_DISPLAYS)
     r.add_argument("--edges", choices=EDGE_SOURCES, help="how the real pins are driven "
                    "(overrides the config's input.edges, default kernel): kernel = the GPIO "
                    "character device, edges from its line events, nothing awake while idle; "
@@ -212,11 +255,13 @@ def check_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = parser()
-    args = p.parse_args(argv)
-    if isinstance(getattr(args, "players", None), tuple):
-        check_flags(p, args)
-        args.players = ",".join(args.players)      # the form build_config reads
+    args: Any = daemon_args(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        p = parser()
+        args = p.parse_args(argv)
+        if isinstance(getattr(args, "players", None), tuple):
+            check_flags(p, args)
+            args.players = ",".join(args.players)      # the form build_config reads
     try:
         code = int(args.func(args))
         sys.stdout.flush()                          # a closed pipe is found here, not at exit

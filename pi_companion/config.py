@@ -42,6 +42,9 @@ def one_line(text: str) -> str:
 
 @dataclass(frozen=True)
 class Config:
+    """The box's settings: the config file's, with the command line's over them. (Every
+    dataclass on the way to READY has a docstring: without one, `dataclass` builds one from the
+    class's signature, about 1.6 million instructions for this class alone.)"""
     game: str = "grab-bag"
     players: tuple[str, ...] = DEFAULT_PLAYERS
     seed: int | None = None

@@ -36,19 +36,16 @@ daemon's user only). Nothing else reads it.
 from __future__ import annotations
 
 import base64
-import hmac
 import ipaddress
 import io
 import json
 import logging
 import os
 import re
-import secrets
 import selectors
 import socket
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -56,6 +53,7 @@ from urllib.parse import urlsplit
 
 from .core.names import name_problem
 from .core.events import HostCommand
+from .core.frozen import lazy_frozen
 from .core.snapshot import numbered, table_view
 from .core.table import HOST_COMMANDS, names_problem
 from .games import registry
@@ -104,7 +102,7 @@ def address_url(board: str, address: Any) -> str:
     return f"http://{host}:{port}/" if port else f"http://{host}/"
 
 
-@dataclass(frozen=True)
+@lazy_frozen        # made when a hotspot file is first read (core/frozen.py)
 class Hotspot:
     """The box's own Wi-Fi network while it is up: what a phone needs to join it."""
     ssid: str
@@ -285,6 +283,8 @@ class Hub:
         return self._new_token()
 
     def _new_token(self) -> str:
+        import secrets     # here, not at import: with hmac, OpenSSL's hashlib (~12 M instructions
+                           # before READY); a box makes its token once, at its first start
         token = secrets.token_urlsafe(9)        # 72 bits; short enough for a QR on the OLED
         if self.token_path is not None:
             try:
@@ -309,6 +309,7 @@ class Hub:
 
     def token_matches(self, given: Any) -> bool:
         """The host token, compared in constant time (any thread)."""
+        import hmac        # here, not at import (see _new_token): the first client's command
         with self.lock:
             token = self.token
         return token_text_ok(given) and hmac.compare_digest(given.encode(), token.encode())
@@ -375,8 +376,13 @@ class Hub:
             self.view = view
             self.seq += 1
             line = json.dumps(numbered(view, self.seq), separators=(",", ":")).encode() + b"\n"
-        from .ui.qr import carries_secret       # (not at import: the web process imports this module)
-        secret = carries_secret(box.engine)
+        # Only a QR screen can carry a secret: ui.qr is imported once one is shown, not at the
+        # first frame (segno, which it imports, costs as much as the rest of the daemon's start).
+        secret = ""
+        menu = getattr(box.engine, "menu", None)
+        if menu is not None and menu.qr:
+            from .ui.qr import carries_secret
+            secret = carries_secret(box.engine)
         with self.lock:
             if changed:
                 self.latest = line

@@ -74,3 +74,48 @@ def test_a_reader_that_goes_away_ends_the_command_quietly():
     finally:
         os.close(write_end)
     assert done.returncode == 141 and done.stderr == ""
+
+
+# The daemon's own command line is read without argparse (cli.daemon_args, #27 item 4): what it
+# reads must be what the parser would have made of it, and anything else must go to the parser.
+READ_WITHOUT_ARGPARSE = [
+    ["run"],
+    ["run", "--config", "/etc/pi-companion/config.toml"],                   # the unit's ExecStart
+    ["run", "--pins", "mock", "--display", "dummy", "--config", "/dev/null", "--state-dir", "/tmp/s"],
+    ["run", "--game", "hands-up", "--edges", "lgpio", "--display", "sh1106"],
+    ["run", "--config", ""],
+    ["run", "--state-dir", "a b", "--pins", "auto", "--display", "none", "--edges", "kernel"],
+]
+LEFT_TO_THE_PARSER = [             # its errors, help, abbreviations, repeats, other forms, --players
+    ["run", "--game", "nope"], ["run", "--pins", "real"], ["run", "--display", "oled"],
+    ["run", "--edges", "gpio"], ["run", "--config"], ["run", "--conf", "x"], ["run", "--config=x"],
+    ["run", "--config", "a", "--config", "b"], ["run", "-h"], ["run", "--help"], ["run", "x", "y"],
+    ["run", "--state-dir", "-x"], ["run", "--players", "A,B"], ["run", "--web", "1"],
+    ["simulate"], ["--version"], [], ["config", "default"],
+]
+
+
+@pytest.mark.parametrize("argv", READ_WITHOUT_ARGPARSE, ids=" ".join)
+def test_the_daemon_s_own_command_line_reads_as_the_parser_reads_it(argv):
+    from pi_companion.cli import daemon_args, parser
+    fast = daemon_args(argv)
+    assert fast is not None and vars(fast) == vars(parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", LEFT_TO_THE_PARSER, ids=" ".join)
+def test_any_other_command_line_is_left_to_the_parser(argv):
+    from pi_companion.cli import daemon_args
+    assert daemon_args(argv) is None
+
+
+def test_the_daemon_s_options_are_the_parser_s_run_options():
+    """A flag added to `run` must be added to cli.RUN_OPTIONS too (or be one the parser reads
+    alone, as --players is): else the daemon would start without its default."""
+    import argparse
+
+    from pi_companion.cli import RUN_OPTIONS, parser
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    run_options = {a.option_strings[-1]: (a.default, tuple(a.choices) if a.choices else None)
+                   for a in sub.choices["run"]._actions if a.option_strings and a.dest != "help"}
+    assert run_options.pop("--players") == (None, None)
+    assert run_options == RUN_OPTIONS

@@ -1,6 +1,8 @@
 """`pi-companion run` under a fake systemd: READY after the hardware is up, WATCHDOG, STOPPING, clean exit."""
 from __future__ import annotations
 
+import ast
+import importlib.util
 import os
 import signal
 import socket
@@ -331,3 +333,51 @@ def test_ready_comes_after_every_pin_is_claimed_and_the_first_frame(tmp_path, mo
     assert len(steady) >= 7, steady                  # 4 players, YES, NO, MENU at least
     assert steady <= at_ready["pins"], f"not yet claimed at READY: {sorted(steady - at_ready['pins'])}"
     assert at_ready["frames"] >= 1, "READY=1 before the first frame was drawn"
+
+
+# What the way to READY=1 leaves out (#27 item 4): each of these cost millions of instructions
+# of the start, and nothing the buttons need uses it. argparse (with gettext): the daemon's own
+# command line is read without it (cli.daemon_args); ui.qr and its segno: only a QR screen needs
+# them; hmac and secrets (OpenSSL's hashlib): only a new host token or a client's command.
+NOT_BEFORE_READY = ("argparse", "gettext", "hmac", "secrets", "segno", "pi_companion.ui.qr")
+
+
+def test_the_way_to_ready_imports_nothing_the_buttons_do_not_need(tmp_path):
+    """The daemon as the SD image runs it - the shipped config with the big screen on, a host
+    token from an earlier start - with the modules it has loaded written down at READY=1."""
+    from pi_companion.config import template_text
+    config = tmp_path / "config.toml"
+    config.write_text(template_text().replace("\n# enabled = false\n", "\nenabled = true\n"))
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "host-token").write_text("an-earlier-token\n")
+    loaded = tmp_path / "loaded"
+    code = ("import runpy, sys; import pi_companion.systemd as s; send = s.notify\n"
+            "def notify(state):\n"
+            f"    if state == 'READY=1': open({str(loaded)!r}, 'w').write(' '.join(sorted(sys.modules)))\n"
+            "    return send(state)\n"
+            "s.notify = notify; runpy.run_module('pi_companion', run_name='__main__')")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(tmp_path / "n.sock"))
+    sock.settimeout(15)
+    proc = subprocess.Popen([sys.executable, "-c", code, "run", "--pins", "mock", "--display", "dummy",
+                             "--config", str(config), "--state-dir", str(state)],
+                            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "n.sock")},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        assert "READY=1" in receive_until(sock, "READY=1")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        sock.close()
+    modules = set(loaded.read_text().split())
+    assert "pi_companion.hub" in modules and "pi_companion.app" in modules    # the web is on
+    assert sorted(m for m in NOT_BEFORE_READY if m in modules) == []
+    # A dataclass without a docstring gets one built from its signature (inspect.signature, as
+    # it is made): every one in the modules loaded by READY has its own.
+    undocumented = [f"{name}.{node.name}" for name in sorted(modules) if name.startswith("pi_companion.")
+                    for node in ast.walk(ast.parse(Path(importlib.util.find_spec(name).origin).read_text()))
+                    if isinstance(node, ast.ClassDef) and ast.get_docstring(node) is None
+                    and any("dataclass" in ast.unparse(d) for d in node.decorator_list)]
+    assert undocumented == []

@@ -16,6 +16,15 @@ def event_classes() -> list[type]:
     return [c for _, c in inspect.getmembers(events, inspect.isclass) if c.__module__ == events.__name__]
 
 
+def other_lazy_classes() -> list[type]:
+    """The other classes made on first use: none is needed on the way to READY either."""
+    from pi_companion.core.menu import Menu
+    from pi_companion.core.table import GameBefore
+    from pi_companion.hub import Hotspot
+    from pi_companion.hw.inputs import RawEdge
+    return [Menu, GameBefore, RawEdge, Hotspot]
+
+
 def test_importing_the_events_makes_no_dataclass_yet_and_the_first_instance_makes_its_own():
     code = """
 import dataclasses, inspect
@@ -43,7 +52,7 @@ print("ok")
     assert out.stdout.strip() == "ok"
 
 
-@pytest.mark.parametrize("cls", event_classes(), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", event_classes() + other_lazy_classes(), ids=lambda c: c.__name__)
 def test_every_event_class_is_the_frozen_dataclass_it_declares(cls):
     made = dataclasses.dataclass(frozen=True)(type(cls.__name__, (), {
         "__annotations__": dict(cls.__annotations__),
@@ -65,12 +74,18 @@ from pi_companion.app import Box
 from pi_companion.config import Config
 from pi_companion.core import events
 from pi_companion.hw.display import Display, open_device
+from pi_companion.core.menu import Menu
+from pi_companion.core.table import GameBefore
+from pi_companion.hw.inputs import RawEdge
 classes = [c for _, c in inspect.getmembers(events, inspect.isclass) if c.__module__ == events.__name__]
+others = [Menu, GameBefore, RawEdge]
+classes += others
 box = Box(Config(game="grab-bag", players=("Ada", "Ben"), seed=1, sound=False), MockFactory(),
           Display(lambda: open_device("dummy")))
 assert not all(dataclasses.is_dataclass(c) for c in classes)
 box.draw()                                           # the first frame, as the daemon draws it before READY
 assert not all(dataclasses.is_dataclass(c) for c in classes), "made on the way to READY"
+assert not any(dataclasses.is_dataclass(c) for c in others), "made on the way to READY"
 box.start()                                          # the loop thread makes them, after READY
 import time
 end = time.monotonic() + 10
@@ -79,6 +94,21 @@ while not all(dataclasses.is_dataclass(c) for c in classes) and time.monotonic()
 assert all(dataclasses.is_dataclass(c) for c in classes), [c for c in classes if not dataclasses.is_dataclass(c)]
 box.stop()
 box.close()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_the_hub_makes_its_hotspot_class_when_a_hotspot_file_is_first_read(tmp_path):
+    (tmp_path / "hotspot.json").write_text('{"ssid": "box", "password": "12345678"}')
+    code = f"""
+import dataclasses
+from pi_companion import hub
+assert not dataclasses.is_dataclass(hub.Hotspot), "made at import"
+spot = hub.read_hotspot({str(tmp_path / "hotspot.json")!r})
+assert spot == hub.Hotspot("box", "12345678") and repr(spot) == "Hotspot(ssid='box', password='12345678', address='')"
 print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

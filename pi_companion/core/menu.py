@@ -1,9 +1,7 @@
 """The on-box menu: a list walked with the encoder, YES to choose, NO or MENU to leave."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .frozen import replace
+from .frozen import lazy_frozen, replace
 
 
 CARD_LINES = 5          # lines of a text card on screen at once
@@ -13,7 +11,7 @@ CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?
 PLAY_AGAIN = (("new", "Play again?"),)      # YES at game over: this, waiting for its second YES
 
 
-@dataclass(frozen=True)
+@lazy_frozen        # made when a menu first opens, not on the way to READY (core/frozen.py)
 class Menu:
     items: tuple[tuple[str, str], ...]          # (key, label)
     cursor: int = 0

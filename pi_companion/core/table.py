@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from . import rand
 from .events import (Action, BuzzOrder, Dial, Effect, HostCommand, Judge, MenuChoice, PlayerHold,
                      PlayerPress, Request, Sound, Undone, Verdict)
-from .frozen import replace
+from .frozen import lazy_frozen, replace
 from .game import Catalogue, Game
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .names import name_problem
@@ -56,7 +56,7 @@ class Table:
     earlier: tuple[BuzzOrder, ...] = ()    # the last buzz of each other winner (a reopened check)
 
 
-@dataclass(frozen=True)
+@lazy_frozen        # made at the first New game, Change game or Players (core/frozen.py)
 class GameBefore:
     """What undo restores after New game, Change game or Players: the whole table as it was,
     with its own undo steps and the games played (the next New game's seed). The table is the

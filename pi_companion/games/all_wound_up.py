@@ -149,6 +149,7 @@ class Ask:
 
 @dataclass(frozen=True)
 class AllWoundUp:
+    """All Wound Up's state between two steps (each step returns a new one)."""
     players: tuple[str, ...]
     direction: str
     tolerance: int

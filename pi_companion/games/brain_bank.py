@@ -19,6 +19,7 @@ Counts = tuple[int, int, int, int, int]
 
 @dataclass(frozen=True)
 class Bank:
+    """The brain bank: the tokens it still holds and those each player holds."""
     supply: Counts                      # tokens still in the bank, by rank - 1
     held: tuple[Counts, ...]            # per player, by rank - 1
     brains: tuple[int, ...]             # Brains each player's character has touched (that paid out)

@@ -23,6 +23,7 @@ PIECES = ("star", "heart", "moon", "car", "fish", "bell",
 
 @dataclass(frozen=True)
 class GrabBag:
+    """Grab Bag's state between two steps (each step returns a new one)."""
     players: tuple[str, ...]
     variant: str
     cards: int

@@ -46,6 +46,7 @@ class Judgement:
 
 @dataclass(frozen=True)
 class HandsUp:
+    """Hands Up!'s state between two steps (each step returns a new one)."""
     players: tuple[str, ...]
     mode: str
     cards: int

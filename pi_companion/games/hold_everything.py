@@ -39,6 +39,7 @@ OBJECTS = (
 
 @dataclass(frozen=True)
 class HoldEverything:
+    """Hold Everything's state between two steps (each step returns a new one)."""
     players: tuple[str, ...]
     objects: tuple[str, ...]                 # the object cards in play (one per object)
     dealt: tuple[tuple[str, ...], ...]       # the three objects each player started with

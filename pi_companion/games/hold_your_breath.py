@@ -26,6 +26,7 @@ PHASES = ("descent", "descent-last", "ascent", "ascent-last", "over")
 
 @dataclass(frozen=True)
 class HoldYourBreath:
+    """Hold Your Breath's state between two steps (each step returns a new one)."""
     players: tuple[str, ...]
     current: int
     depths: tuple[int, ...]                  # feet below the surface

@@ -3,17 +3,18 @@ from __future__ import annotations
 
 import queue
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from gpiozero import DigitalInputDevice
+
+from ..core.frozen import lazy_frozen
 
 BUTTON_NAMES = tuple(f"P{i}" for i in range(1, 9)) + ("YES", "NO", "MENU")
 LEVEL_NAMES = ("ENC_A", "ENC_B", "HALL_A", "HALL_B")
 QUIET_NAMES = ("HALL_A", "HALL_B")    # their edges may wait for the loop's next frame (`Inbox`)
 
 
-@dataclass(frozen=True)
+@lazy_frozen        # made by the box loop as it starts, before any edge (core/frozen.py)
 class RawEdge:
     """One pin edge as the GPIO layer saw it: `active` = button pressed / sensor level high."""
     name: str
