@@ -376,13 +376,8 @@ class Hub:
             self.view = view
             self.seq += 1
             line = json.dumps(numbered(view, self.seq), separators=(",", ":")).encode() + b"\n"
-        # Only a QR screen can carry a secret: ui.qr is imported once one is shown, not at the
-        # first frame (segno, which it imports, costs as much as the rest of the daemon's start).
-        secret = ""
-        menu = getattr(box.engine, "menu", None)
-        if menu is not None and menu.qr:
-            from .ui.qr import carries_secret
-            secret = carries_secret(box.engine)
+        from .ui.qr import carries_secret       # (not at import: the web process imports this module)
+        secret = carries_secret(box.engine)
         with self.lock:
             if changed:
                 self.latest = line

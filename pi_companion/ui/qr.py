@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import segno
-
 from .canvas import centred, fitted, left, text_width
 
 SIZE = 64           # the QR's square: the OLED's full height
@@ -16,6 +14,8 @@ SIZE = 64           # the QR's square: the OLED's full height
 
 def qr_matrix(text: str) -> tuple[bytearray, ...]:
     """Rows of modules (1 = dark), the smallest QR with low error correction."""
+    import segno        # here, not at import: segno's own imports (urllib, http.client, ssl,
+                        # xml) cost about as much as the rest of the daemon's start (#27 item 4)
     return tuple(segno.make_qr(text, error="l", boost_error=False).matrix)
 
 
