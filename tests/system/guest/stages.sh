@@ -80,6 +80,8 @@ drive() {
     ((rc == 0)) && return 0
     fail "${why:-drive.py $1 ended with status $rc} (drive.py $1)" >&2
 }
+# us_s MICROSECONDS: seconds with one decimal
+us_s() { python3 -c 'import sys; print(f"{int(sys.argv[1]) / 1e6:.1f}")' "$1"; }
 # as_web COMMAND...: run COMMAND as the big screen's user, its groups as the unit gives them
 as_web() { setpriv --reuid=$WEB_USER --regid=$WEB_USER --init-groups -- "$@"; }
 # The player a button belongs to, in the default config: P1 Red, P2 Blue, P3 Green, P4 Yellow
@@ -253,6 +255,20 @@ step_boot() {
     ls -l /proc/$pid/fd | grep -q '/dev/gpiochip' || fail "the daemon has no /dev/gpiochip open"
     grep -q '^CapEff:[[:space:]]*0*$' /proc/$pid/status || fail "the daemon has capabilities: $(grep CapEff /proc/$pid/status)"
     ok "Type=notify, user pi-companion, no capabilities, lgpio holds $(ls -l /proc/$pid/fd | grep -o '/dev/gpiochip[0-9]*' | head -n1)"
+    # Boot to buttons live (#27 item 4): the unit is active once the daemon sent READY=1, which it
+    # sends only with every line requested (step_ready); every time here is CLOCK_MONOTONIC in
+    # us, 0 when the kernel started. Under TCG all of it is many times a Pi's.
+    local userspace started live finished
+    userspace=$(systemctl show -p UserspaceTimestampMonotonic --value)
+    finished=$(systemctl show -p FinishTimestampMonotonic --value)
+    started=$(prop ExecMainStartTimestampMonotonic)
+    live=$(prop ActiveEnterTimestampMonotonic)
+    if ((live > 0 && started > 0)); then
+        ok "boot to buttons live: READY=1 at $(us_s "$live") s after the kernel started (systemd from" \
+           "$(us_s "$userspace") s; the daemon started at $(us_s "$started") s and was ready" \
+           "$(us_s $((live - started))) s later; the boot finished at $(us_s "$finished") s; restarts $(prop NRestarts))"
+        echo "$live $started $userspace $finished" > $S/boot-to-ready
+    fi
     # The config sets no input.edges: by default the inputs' edges are the kernel's line events,
     # read by the daemon's own line requests (so the rounds below are decided on those).
     edges_from kernel
@@ -587,9 +603,12 @@ mp, ms = q(plain, "cont_to_decision_ms", 0.5), q(slow, "cont_to_decision_ms", 0.
 ap, as_ = q(plain, "yes_to_ack_ms", 0.5), q(slow, "yes_to_ack_ms", 0.5)
 said = (f"lamp at the decision p50 {mp:.1f} -> {ms:.1f} ms, p99 {lp:.1f} -> {ls:.1f} ms "
         f"(moved {ls - lp:+.1f} ms at p99); YES -> acknowledged p50 {ap:.1f} -> {as_:.1f} ms; n={len(plain)}+{len(slow)}")
-# Under TCG the rounds' own noise is several ms: the bound says the lamp did not wait for a
-# sync (it would move by the whole delay), the acknowledgement did (the delay is real).
-if ls - lp > delay / 2 or ms - mp > delay / 2:
+# Under TCG, with the host loaded, 12 rounds' p50 moved by up to 44 ms and their p99 (their
+# worst) by up to 100 ms (one full run failed on a p99 bound of half the delay, and its rerun moved
+# -117 ms) without the lamp waiting. A lamp that waits for a sync moves every round by a whole
+# fdatasync, which on this device is at least twice the delay (the write and the flush are each
+# delayed): the bounds say the lamp did not wait, the acknowledgement did (the delay is real).
+if ms - mp > delay or ls - lp > 2 * delay:
     sys.exit(f"the winner's lamp waits for the sync: {said}")
 if as_ - ap < delay * 0.8:
     sys.exit(f"the delay did not reach the judgements (is the state on the delayed device?): {said}")
