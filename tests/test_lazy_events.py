@@ -114,3 +114,42 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_an_instance_made_on_another_thread_while_the_class_is_being_made_waits_for_it(monkeypatch):
+    """The pin callbacks' thread makes RawEdges and the hub's thread HostCommands while the box
+    loop's thread makes every lazy class as it starts (`realize_all`): an instance asked for
+    while its class is half made waits for it, and never meets a class without its __init__.
+    (`dataclass` is slowed here so that the other thread surely comes in the middle.)"""
+    import threading
+    import time
+
+    from pi_companion.core import frozen
+
+    @frozen.lazy_frozen
+    class Probe:
+        name: str
+        level: int = 0
+
+    real = dataclasses.dataclass
+    inside = threading.Event()
+
+    def slow_dataclass(*args, **kwargs):
+        make = real(*args, **kwargs)
+
+        def slowly(cls):
+            if cls is Probe:
+                inside.set()
+                time.sleep(0.3)          # the other thread asks for an instance meanwhile
+            return make(cls)
+        return slowly
+    monkeypatch.setattr(dataclasses, "dataclass", slow_dataclass)
+    maker = threading.Thread(target=frozen.realize_all)
+    maker.start()
+    assert inside.wait(5)
+    made = Probe("P1", level=1)          # the callback thread's edge, mid-way
+    maker.join()
+    assert made == Probe("P1", 1) and dataclasses.is_dataclass(Probe)
+    assert repr(made).endswith("Probe(name='P1', level=1)")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.level = 2

@@ -50,19 +50,31 @@ def replace(obj: T, /, **changes: Any) -> T:
 # two dozen classes that was most of what importing our modules cost the daemon's start-up,
 # though few of them are used before the box is READY. `lazy_frozen` defers that work to the
 # class's first instance (or `realize_all`, which the box loop's thread runs as it starts, after
-# the first frame and beside READY): until then the class has a stand-in `__init__` that makes it a dataclass and calls
-# the real one. No instance ever exists before its class is realized, so nothing that looks at
-# an instance (equality, hashing, `dataclasses.fields`, `replace`, a match) can tell.
+# the first frame and beside READY): until then the class has a stand-in `__init__` that makes
+# it a dataclass and calls the real one. No instance ever exists before its class is realized,
+# so nothing that looks at an instance (equality, hashing, `dataclasses.fields`, `replace`, a
+# match) can tell.
+#
+# Other threads make instances too (the pin callbacks RawEdges, the hub HostCommands) while the
+# loop thread runs `realize_all`: the stand-in stays in place until the class is whole, and is
+# then replaced in one assignment by the dataclass's own `__init__`, so a thread either waits
+# in the stand-in (on the lock) or gets the real one. (`dataclass` writes no `__init__` over one
+# the class has: deleting the stand-in first left a moment with no `__init__` at all, and an
+# edge in that moment failed with "takes no arguments".) The `__init__` is compiled on a copy
+# of the class, the rest on the class itself with `init=False`.
 _LAZY: list[type] = []
 _LAZY_LOCK = threading.RLock()
+_NOT_COPIED = frozenset({"__init__", "__dict__", "__weakref__"})
 
 
 def _realize(cls: type) -> None:
     with _LAZY_LOCK:
         if "__dataclass_fields__" in vars(cls):
             return
-        del cls.__init__                    # type: ignore[misc]   # the stand-in (dataclass
-        dataclasses.dataclass(frozen=True)(cls)                     # keeps a class's own __init__)
+        copy = type(cls.__name__, (), {k: v for k, v in vars(cls).items() if k not in _NOT_COPIED})
+        init = vars(dataclasses.dataclass(frozen=True, repr=False, eq=False)(copy))["__init__"]
+        dataclasses.dataclass(frozen=True, init=False)(cls)
+        cls.__init__ = init                  # type: ignore[misc]   # the stand-in goes here
 
 
 @dataclass_transform(frozen_default=True)
