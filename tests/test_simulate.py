@@ -215,7 +215,10 @@ def test_80x24_terminal_shows_everything_and_two_keys_in_one_read_are_two_presse
         term.close()
     presses = log_presses(tmp_path)
     assert [p["press"] for p in presses] == ["P3", "P4"]
-    assert 0 < presses[1]["t"] - presses[0]["t"] < 0.05          # near-simultaneous, in read order
+    # In read order, each stamped as it was read: near-simultaneous, though a loaded machine can
+    # preempt the emulator between the two reads (52 ms once in a fresh-clone `make test` beside
+    # a VM), so the bound is loose; what it holds is that both came from the one write.
+    assert 0 < presses[1]["t"] - presses[0]["t"] < 0.5
     # The state directory lets the emulator resume like the box: Cy's buzz is still being judged.
     term = Terminal(80, 24, "--players", "Ada,Ben,Cy,Dee", "--state-dir", str(tmp_path))
     try:
