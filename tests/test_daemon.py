@@ -14,16 +14,22 @@ from pathlib import Path
 from conftest import wait_for
 
 
-def start(tmp_path: Path, extra_env=None, args=()):
+def start(tmp_path: Path, extra_env=None, args=(), code: str | None = None,
+          config: str | Path = os.devnull):
+    """`pi-companion run` on mock pins under a NOTIFY_SOCKET of the test's; `code`: a Python
+    snippet run with `-c` instead of `-m pi_companion` (it runs the package itself), from
+    `tmp_path`."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     path = tmp_path / "notify.sock"
     sock.bind(str(path))
     sock.settimeout(15)
     env = {**os.environ, "NOTIFY_SOCKET": str(path), **(extra_env or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "pi_companion", "run", "--pins", "mock",
-                             "--display", "dummy", "--config", os.devnull,
+    head = ["-m", "pi_companion"] if code is None else ["-c", code]
+    proc = subprocess.Popen([sys.executable, *head, "run", "--pins", "mock",
+                             "--display", "dummy", "--config", str(config),
                              "--state-dir", str(tmp_path / "state"), *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
     return proc, sock
 
 
@@ -204,13 +210,7 @@ def test_the_daemon_imports_only_the_game_it_plays(tmp_path):
     code = ("import atexit, runpy, sys; atexit.register(lambda: open(sys.argv[0], 'w').write(' '.join("
             "sorted(m for m in sys.modules if m.startswith('pi_companion.games.'))))); "
             "runpy.run_module('pi_companion', run_name='__main__')")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(str(tmp_path / "n.sock"))
-    sock.settimeout(15)
-    proc = subprocess.Popen([sys.executable, "-c", code, "run", "--pins", "mock", "--display", "dummy",
-                             "--config", os.devnull, "--state-dir", str(tmp_path / "state")],
-                            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "n.sock")},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    proc, sock = start(tmp_path, code=code)
     try:
         assert "READY=1" in receive_until(sock, "READY=1")
         time.sleep(0.5)                                   # the first frame is drawn after READY
@@ -357,13 +357,7 @@ def test_the_way_to_ready_imports_nothing_the_buttons_do_not_need(tmp_path):
             f"    if state == 'READY=1': open({str(loaded)!r}, 'w').write(' '.join(sorted(sys.modules)))\n"
             "    return send(state)\n"
             "s.notify = notify; runpy.run_module('pi_companion', run_name='__main__')")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(str(tmp_path / "n.sock"))
-    sock.settimeout(15)
-    proc = subprocess.Popen([sys.executable, "-c", code, "run", "--pins", "mock", "--display", "dummy",
-                             "--config", str(config), "--state-dir", str(state)],
-                            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "n.sock")},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    proc, sock = start(tmp_path, code=code, config=config)
     try:
         assert "READY=1" in receive_until(sock, "READY=1")
         proc.send_signal(signal.SIGTERM)
