@@ -236,9 +236,10 @@ after = after[0]
 gap = f"{lo:.2f}-{hi:.2f}"
 if not lo - 0.5 <= after <= hi + 0.5:
     sys.exit(f"{loser} after {winner} by {after} ms, but the kernel stamped the two edges {gap} ms apart")
+tone = r["lamp_to_tone_ms"]
 print(f"{first} ({winner}) {gap} ms before {second} ({loser}), the daemon frozen: {winner} wins, "
-      f"{loser} {after} ms later by the kernel timestamps; its tone on the piezo's line "
-      f"{r['lamp_to_tone_ms']:.0f} ms after the lamp")
+      f"{loser} {after} ms later by the kernel timestamps; the tone on the piezo line {tone:.0f} ms "
+      f"after the lamp")
 ' "$r" "$1" "$2" "$(player "$1")" "$(player "$2")" 2>&1) || fail "$said"
     ok "$said"
 }
