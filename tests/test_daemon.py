@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from conftest import wait_for
@@ -40,19 +41,28 @@ def receive_until(sock, wanted):
     return seen
 
 
-def test_ready_watchdog_stopping_and_a_clean_exit(tmp_path):
-    proc, sock = start(tmp_path, {"WATCHDOG_USEC": "400000"})
+@contextmanager
+def ready(tmp_path: Path, *args, **kwargs):
+    """`start(...)` up to its READY=1; yields (proc, sock). On the way out, however the test
+    ended, the process is killed and reaped and the socket closed."""
+    proc, sock = start(tmp_path, *args, **kwargs)
     try:
         assert "READY=1" in receive_until(sock, "READY=1")
+        yield proc, sock
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        sock.close()
+
+
+def test_ready_watchdog_stopping_and_a_clean_exit(tmp_path):
+    with ready(tmp_path, {"WATCHDOG_USEC": "400000"}) as (proc, sock):
         assert "WATCHDOG=1" in receive_until(sock, "WATCHDOG=1")
         assert wait_for(lambda: (tmp_path / "state" / "current.log").exists())  # the writer's
         proc.send_signal(signal.SIGTERM)
         assert "STOPPING=1" in receive_until(sock, "STOPPING=1")
         assert proc.wait(timeout=10) == 0
         assert "Traceback" not in proc.stderr.read()
-    finally:
-        proc.kill()
-        sock.close()
 
 
 def test_ready_without_a_display(tmp_path):
@@ -210,15 +220,10 @@ def test_the_daemon_imports_only_the_game_it_plays(tmp_path):
     code = ("import atexit, runpy, sys; atexit.register(lambda: open(sys.argv[0], 'w').write(' '.join("
             "sorted(m for m in sys.modules if m.startswith('pi_companion.games.'))))); "
             "runpy.run_module('pi_companion', run_name='__main__')")
-    proc, sock = start(tmp_path, code=code)
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
+    with ready(tmp_path, code=code) as (proc, sock):
         time.sleep(0.5)                                   # the first frame is drawn after READY
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
-    finally:
-        proc.kill()
-        sock.close()
     assert (tmp_path / "-c").read_text().split() == [          # the default game: Grab Bag
         "pi_companion.games.base", "pi_companion.games.grab_bag", "pi_companion.games.registry"]
 
@@ -267,14 +272,9 @@ def test_a_hung_loop_stops_the_watchdog_while_the_process_lives(tmp_path):
 def test_the_debug_hang_is_off_unless_asked_for(tmp_path):
     """Without PI_COMPANION_DEBUG_HANG=1 (the shipped unit) SIGUSR2 is not the hang trigger:
     Python's default for it ends the process, and the watchdog never stops while it lives."""
-    proc, sock = start(tmp_path, {"WATCHDOG_USEC": "400000"})
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
+    with ready(tmp_path, {"WATCHDOG_USEC": "400000"}) as (proc, sock):
         proc.send_signal(signal.SIGUSR2)
         assert proc.wait(timeout=10) == -signal.SIGUSR2
-    finally:
-        proc.kill()
-        sock.close()
     assert "the box loop hangs" not in proc.stderr.read()
 
 
@@ -357,14 +357,9 @@ def test_the_way_to_ready_imports_nothing_the_buttons_do_not_need(tmp_path):
             f"    if state == 'READY=1': open({str(loaded)!r}, 'w').write(' '.join(sorted(sys.modules)))\n"
             "    return send(state)\n"
             "s.notify = notify; runpy.run_module('pi_companion', run_name='__main__')")
-    proc, sock = start(tmp_path, code=code, config=config)
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
+    with ready(tmp_path, code=code, config=config) as (proc, sock):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
-    finally:
-        proc.kill()
-        sock.close()
     modules = set(loaded.read_text().split())
     assert "pi_companion.hub" in modules and "pi_companion.app" in modules    # the web is on
     assert sorted(m for m in NOT_BEFORE_READY if m in modules) == []

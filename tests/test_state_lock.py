@@ -12,7 +12,7 @@ import sys
 import urllib.request
 
 from conftest import wait_for
-from test_daemon import receive_until, start
+from test_daemon import ready
 from test_simulate import Terminal
 
 from pi_companion.web.live import start_web
@@ -27,10 +27,8 @@ def second_daemon(state):
 
 
 def test_a_second_daemon_stops_at_once_naming_the_first_and_leaves_the_log_alone(tmp_path):
-    first, sock = start(tmp_path)
     state = tmp_path / "state"
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
+    with ready(tmp_path) as (first, sock):
         assert wait_for(lambda: (state / "current.log").exists())      # the writer's
         log_before = (state / "current.log").read_bytes()
         out = second_daemon(state)
@@ -44,36 +42,20 @@ def test_a_second_daemon_stops_at_once_naming_the_first_and_leaves_the_log_alone
                                 capture_output=True, text=True, timeout=60)
         assert status.returncode == 0, status.stderr            # a reader needs no lock
         assert json.loads(status.stdout)["game"] == "grab-bag"
-    finally:
-        first.kill()
-        first.wait()
-        sock.close()
 
 
 def test_the_lock_goes_with_its_process_even_a_killed_one(tmp_path):
-    first, sock = start(tmp_path)
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
+    with ready(tmp_path) as (first, sock):
         first.send_signal(signal.SIGKILL)                 # no clean-up ran: the kernel lets go
         first.wait()
-    finally:
-        first.kill()
-        sock.close()
     (tmp_path / "notify.sock").unlink()
-    again, sock = start(tmp_path)
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
+    with ready(tmp_path) as (again, sock):
         again.send_signal(signal.SIGTERM)
         assert again.wait(timeout=10) == 0
-    finally:
-        again.kill()
-        sock.close()
 
 
 def test_simulate_on_a_state_dir_in_use_stops_naming_the_holder(tmp_path):
-    first, sock = start(tmp_path)
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
+    with ready(tmp_path) as (first, sock):
         term = Terminal(80, 24, "--state-dir", str(tmp_path / "state"))
         try:
             assert term.proc.wait(timeout=30) == EXIT_BUSY
@@ -81,10 +63,6 @@ def test_simulate_on_a_state_dir_in_use_stops_naming_the_holder(tmp_path):
             assert err.count("\n") == 1 and f"pid {first.pid}" in err, err
         finally:
             term.close()
-    finally:
-        first.kill()
-        first.wait()
-        sock.close()
 
 
 def test_the_web_history_reads_while_the_daemon_holds_the_lock(tmp_path):
@@ -93,18 +71,12 @@ def test_the_web_history_reads_while_the_daemon_holds_the_lock(tmp_path):
     state = tmp_path / "state"
     history = state / "history"
     history.mkdir(parents=True)
-    first, sock = start(tmp_path, {"RUNTIME_DIRECTORY": ""}, args=("--config", str(config)))
-    web = None
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
+    with ready(tmp_path, {"RUNTIME_DIRECTORY": ""}, args=("--config", str(config))) as (first, sock):
         assert (state / "lock").read_text().strip() == str(first.pid)
         web, base = start_web(state, state / "hub.sock")
-        with urllib.request.urlopen(base + "/history", timeout=10) as page:
-            assert page.status == 200
-    finally:
-        if web is not None:
+        try:
+            with urllib.request.urlopen(base + "/history", timeout=10) as page:
+                assert page.status == 200
+        finally:
             web.terminate()
             web.wait(timeout=10)
-        first.kill()
-        first.wait()
-        sock.close()
