@@ -168,7 +168,7 @@ def round_(first: str, second: str, pid: int) -> dict[str, float]:
 
 def tone_toggles(seconds: float, enough: int) -> tuple[int, int]:
     """How often the piezo's line changed level, sampled until it had changed `enough` times or
-    for `seconds`; and the monotonic ns of the last change seen (of the sampling's end if none)."""
+    for `seconds`; and the monotonic ns of the last change seen (of the start if none was)."""
     path = SYSFS / f"sim_gpio{PINS['PIEZO']}" / "value"
     fd = os.open(path, os.O_RDONLY)
     try:
