@@ -49,7 +49,7 @@ torture: $(STAMP)
 		$(BIN)/python -m pytest tests/test_log_integrity.py -k "flipped or never_a_crash" -s
 	# The LAN attacker's list (docs/reliability.md): the torture siege and fuzz ran above
 	# (marker), here the rest of the list once more, each with its figures (-s).
-	$(BIN)/python -m pytest -s tests/test_web_attacks.py tests/test_names.py \
+	$(BIN)/python -m pytest -s tests/test_web_attacks.py tests/test_hub_roles.py tests/test_names.py \
 		tests/test_systemd_unit.py \
 		tests/test_store.py::test_history_is_ordered_and_pruned_by_the_box_s_number_not_the_clock \
 		tests/test_log_faults.py::test_the_oled_says_saving_again_without_waiting_for_an_input

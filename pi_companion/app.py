@@ -76,8 +76,12 @@ def game_time(t: float) -> str:
 
 @dataclass(frozen=True)
 class Wake:
-    """Put on the queue to make the loop look again (an event from outside the pins)."""
+    """Put on the queue to make the loop look again: an event from outside the pins (`saved`,
+    if given, is told once the event's record is durable: None, or why it is not), or the
+    links the QR screens show (`links`)."""
     event: InputEvent | None = None
+    saved: Callable[[str | None], None] | None = None
+    links: tuple[str, ...] | None = None
 
 
 TIMER = Wake()          # the loop's own wake-up for a due engine timer (immutable: one will do)
@@ -120,6 +124,8 @@ class Box:
         self.asked_to_stop = False
         self.on_draw: Callable[["Box", Any], None] | None = None   # the web hub's snapshot
         self.web_links: tuple[str, ...] = ("", "")      # the big screen's address and the host's link (OLED QR)
+        self._saving: list[tuple[int, Callable[[str | None], None]]] = []   # host commands awaiting durability
+        self._saving_lock = threading.Lock()
         self.inbox = Inbox()      # the loop's queue (hall edges may wait for the next frame)
         self.queue: "queue.SimpleQueue[RawEdge | Wake | None]" = self.inbox
         pins = config.pin_map()
@@ -400,9 +406,41 @@ class Box:
             return EncoderLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
         return HallLevel(t, sensor, int(raw.active))  # type: ignore[arg-type]
 
-    def put_host_command(self, cmd: HostCommand) -> None:
-        """A command from the host's remote joins the queue like a press, stamped now."""
-        self.queue.put(Wake(replace(cmd, t=self.now())))
+    def put_host_command(self, cmd: HostCommand, saved: Callable[[str | None], None] | None = None) -> None:
+        """A command from the host's remote joins the queue like a press, stamped now; `saved`
+        is told when its record is durable (any thread)."""
+        self.queue.put(Wake(replace(cmd, t=self.now()), saved))
+
+    def show_links(self, links: tuple[str, ...]) -> None:
+        """What the QR screens carry from now on (any thread: the loop takes it in turn)."""
+        self.queue.put(Wake(links=links))
+
+    def _when_saved(self, seq: int, saved: Callable[[str | None], None]) -> None:
+        """Tell `saved` once record `seq` is durable, or at once why it will not be soon."""
+        store = self.store
+        if store is None or not seq:
+            saved(None)
+            return
+        with self._saving_lock:
+            if store.durable < seq and store.problem is None:
+                self._saving.append((seq, saved))
+                return
+        saved(None if store.durable >= seq else f"not saved: {store.problem}")
+
+    def _tell_saved(self) -> None:
+        """Answer the waiting commands whose records are durable now, and, while the log has a
+        problem, the others with it (the box plays on from memory)."""
+        store = self.store
+        if store is None or not self._saving:
+            return
+        with self._saving_lock:
+            problem = store.problem
+            done = [(seq, saved) for seq, saved in self._saving if seq <= store.durable or problem is not None]
+            if not done:
+                return
+            self._saving = [item for item in self._saving if item not in done]
+        for seq, saved in done:
+            saved(None if seq <= store.durable else f"not saved: {problem}")
 
     # ---- the loop ----
 
@@ -557,6 +595,7 @@ class Box:
 
     def _log_settled(self) -> None:
         """On the log's writer thread: records became durable (or the log has a problem)."""
+        self._tell_saved()
         if self._frame_waits:
             self._frame_waits = False
             self.inbox.ring(FRAME_WAKE)       # not an input: the hall's tray stays (#27 item 3)
@@ -585,6 +624,10 @@ class Box:
             return
         if isinstance(item, FrameWake):       # a waiting frame's records are durable: the next
             return                            # pass draws it (#27 item 1)
+        if isinstance(item, Wake) and item.links is not None:
+            self.web_links = item.links
+            self.stale = True
+            return
         later: dict[str, Any] | None = None      # a record handed to the writer after the LEDs
         if isinstance(item, RawEdge):
             event: InputEvent | None = self.to_event(item)   # already at the log's precision
@@ -660,6 +703,8 @@ class Box:
         self.stale = True
         if self.store is not None and self.engine.table.game is not self._seen_game:
             self._game_over_to_history()
+        if isinstance(item, Wake) and item.saved is not None:
+            self._when_saved(seq, item.saved)
 
     def _game_over_to_history(self) -> None:
         """At game over the writer copies the game into history/ (the big screen lists it at
@@ -797,6 +842,7 @@ class Box:
         self._frame_next = time.monotonic() + self.frame_s       # (#27 item 3)
         if self.store is not None:
             self.store.wait()
+            self._tell_saved()
         self.engine.web = self.web_links
         frame = render(self.engine)
         if self.store is not None and self.store.notice:

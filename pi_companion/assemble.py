@@ -175,10 +175,10 @@ def assemble(config: Config, *, pins: Any = "real", display: Any = "device", sto
     built = Assembly(config, box, factory, game_log, None, fake, lock)
     if hub:
         from .hub import Hub, board_url, socket_path
-        server = Hub(box, hub_path or socket_path(config.state_dir), config.state_dir,
+        server = Hub(hub_path or socket_path(config.state_dir), config.state_dir,
                      board_url=board_url(config.web_port) if hub_board_url is None else hub_board_url,
                      forget=game_log.forget if game_log is not None else None)
-        server.attach()
+        server.attach(box)
         try:
             server.start()
         except OSError as err:

@@ -65,9 +65,9 @@ def rig(tmp_path):
     factory = VirtualFactory(pin_class=VirtualPin)
     box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
               Display(lambda: open_device("dummy")))
-    hub = Hub(box, tmp_path / "hub.sock", tmp_path, board_url=URL,
+    hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=URL,
               hotspot_path=tmp_path / "net" / "hotspot.json")
-    hub.attach()
+    hub.attach(box)
     hub.start()
     box.pump()
     yield box, factory, hub
@@ -136,8 +136,8 @@ def test_a_hotspot_up_before_the_box_starts_is_shown_at_start(tmp_path):
     factory = VirtualFactory(pin_class=VirtualPin)
     box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
               Display(lambda: open_device("dummy")))
-    hub = Hub(box, tmp_path / "hub.sock", tmp_path, board_url=URL, hotspot_path=tmp_path / "net" / "hotspot.json")
-    hub.attach()
+    hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=URL, hotspot_path=tmp_path / "net" / "hotspot.json")
+    hub.attach(box)
     try:
         hub.start()
         box.pump()

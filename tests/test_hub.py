@@ -20,35 +20,59 @@ from pi_companion.store import GameLog
 PLAYERS = ("Ada", "Ben", "Cy")
 
 
-class HubClient:
-    """A raw client of the hub socket, reading its JSON lines."""
+class Lines:
+    """One connection to the hub socket that has said its role, read as JSON lines."""
 
-    def __init__(self, path, token=None):
-        self.token = token                     # sent with each command (the hub checks it)
+    def __init__(self, path, role):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(str(path))
         self.sock.settimeout(3.0)
         self.buf = b""
-        self.snapshots: list[dict] = []
-        self.other: list[dict] = []
+        self.sock.sendall(json.dumps({"cmd": "hello", "role": role, "id": "hello"}).encode() + b"\n")
 
-    def read_until(self, predicate, timeout=3.0):
+    def read_until(self, predicate, seen, timeout=3.0, tick=None):
+        """`tick`: called between reads (a test's box that runs no loop of its own is pumped)."""
         end = time.monotonic() + timeout
+        self.sock.settimeout(0.02 if tick is not None else timeout)
         while time.monotonic() < end:
             while b"\n" in self.buf:
                 line, self.buf = self.buf.split(b"\n", 1)
                 msg = json.loads(line)
-                (self.snapshots if msg["type"] == "snapshot" else self.other).append(msg)
+                seen(msg)
                 if predicate(msg):
                     return msg
+            if tick is not None:
+                tick()
             try:
                 data = self.sock.recv(65536)
             except socket.timeout:
+                if tick is not None:
+                    continue
                 break
             if not data:
                 raise EOFError("hub closed the connection")
             self.buf += data
         raise AssertionError("no such message from the hub")
+
+
+class HubClient:
+    """A raw client of the hub socket as the web process is one: a board connection for the
+    snapshots and, given a token, a host connection for the commands."""
+
+    def __init__(self, path, token=None, pump=None):
+        self.token = token                     # sent with each command (the hub checks it)
+        self.pump = pump                       # the box's, while a command waits for its answer
+        self.board = Lines(path, "board")
+        self.sock = self.board.sock
+        self.host = Lines(path, "host") if token is not None else None
+        self.snapshots: list[dict] = []
+        self.other: list[dict] = []
+
+    def _seen(self, msg):
+        (self.snapshots if msg["type"] == "snapshot" else self.other).append(msg)
+
+    def read_until(self, predicate, timeout=3.0):
+        return self.board.read_until(predicate, self._seen, timeout)
 
     def snapshot(self, predicate=lambda s: True):
         return self.read_until(lambda m: m["type"] == "snapshot" and predicate(m))
@@ -56,12 +80,15 @@ class HubClient:
     def command(self, **msg):
         if self.token is not None:
             msg.setdefault("token", self.token)
-        self.sock.sendall(json.dumps(msg).encode() + b"\n")
-        return self.read_until(lambda m: m["type"] == "reply" and m["id"] == msg.get("id"))
+        lines = self.host or self.board
+        lines.sock.sendall(json.dumps(msg).encode() + b"\n")
+        return lines.read_until(lambda m: m["type"] == "reply" and m["id"] == msg.get("id"), self._seen,
+                                tick=self.pump)
 
     def close(self):
-        self.sock.close()
-
+        self.board.sock.close()
+        if self.host is not None:
+            self.host.sock.close()
 
 
 def logged(state_dir):
@@ -82,8 +109,8 @@ def make_box(state_dir, store=True):
 @pytest.fixture
 def rig(tmp_path):
     box, factory = make_box(tmp_path)
-    hub = Hub(box, tmp_path / "hub.sock", tmp_path)
-    hub.attach()
+    hub = Hub(tmp_path / "hub.sock", tmp_path)
+    hub.attach(box)
     hub.start()
     box.pump()
     yield box, factory, hub, tmp_path
@@ -110,7 +137,7 @@ def at(box, t):
 
 def test_snapshots_follow_presses_with_margins_and_undo(rig):
     box, factory, hub, _ = rig
-    client = HubClient(hub.path, hub.token)
+    client = HubClient(hub.path, hub.token, box.pump)
     try:
         first = client.snapshot()
         assert first["game"] == "grab-bag" and [p["name"] for p in first["players"]] == list(PLAYERS)
@@ -142,7 +169,7 @@ def test_snapshots_follow_presses_with_margins_and_undo(rig):
 
 def test_host_commands_are_logged_inputs_that_survive_a_resume(rig):
     box, factory, hub, state_dir = rig
-    client = HubClient(hub.path, hub.token)
+    client = HubClient(hub.path, hub.token, box.pump)
     try:
         assert client.command(id="r", cmd="rename", player=1, name="Bea")["ok"]
         box.pump()
@@ -176,7 +203,7 @@ def test_host_commands_are_logged_inputs_that_survive_a_resume(rig):
 
 def test_a_new_game_from_the_host_keeps_the_new_names(rig):
     box, _, hub, state_dir = rig
-    client = HubClient(hub.path, hub.token)
+    client = HubClient(hub.path, hub.token, box.pump)
     try:
         assert client.command(id=1, cmd="rename", player=2, name="Cyd")["ok"]
         box.pump()
@@ -208,17 +235,17 @@ def test_bad_commands_are_refused_with_a_reason(msg, error):
 
 def test_garbage_on_the_socket_gets_an_error_and_the_box_plays_on(rig):
     box, factory, hub, _ = rig
-    client = HubClient(hub.path, hub.token)
+    client = HubClient(hub.path, hub.token, box.pump)
     try:
         client.sock.sendall(b"{not json\n")
-        reply = client.read_until(lambda m: m["type"] == "reply")
+        reply = client.read_until(lambda m: m["type"] == "reply" and m["id"] is None)
         assert not reply["ok"] and reply["error"] == "not JSON"
         client.sock.sendall(b"x" * 10000)                  # an endless line: dropped
         with pytest.raises((EOFError, ConnectionResetError)):
             client.read_until(lambda m: False)
     finally:
         client.close()
-    other = HubClient(hub.path, hub.token)
+    other = HubClient(hub.path, hub.token, box.pump)
     try:
         assert other.snapshot()["game"] == "grab-bag"
         assert other.command(id=1, cmd="no")["ok"]
@@ -228,12 +255,13 @@ def test_garbage_on_the_socket_gets_an_error_and_the_box_plays_on(rig):
 
 def test_a_stuck_client_is_dropped_and_a_reconnect_gets_the_latest_at_once(tmp_path):
     box, factory = make_box(tmp_path, store=False)
-    hub = Hub(box, tmp_path / "hub.sock", tmp_path, buffer_limit=32 * 1024)
-    hub.attach()
+    hub = Hub(tmp_path / "hub.sock", tmp_path, buffer_limit=32 * 1024)
+    hub.attach(box)
     hub.start()
     stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     stuck.connect(str(hub.path))                           # ... and never reads
+    stuck.sendall(b'{"cmd": "hello", "role": "board"}\n')
     reader = HubClient(hub.path)
     try:
         assert wait_for(lambda: len(hub.clients) == 2)
@@ -263,12 +291,12 @@ def test_a_stuck_client_is_dropped_and_a_reconnect_gets_the_latest_at_once(tmp_p
 def test_the_host_token_persists_and_new_host_rotates_it(tmp_path):
     box, factory = make_box(tmp_path, store=False)
     try:
-        hub = Hub(box, tmp_path / "hub.sock", tmp_path)
+        hub = Hub(tmp_path / "hub.sock", tmp_path)
         token = hub.token
         assert len(token) >= 12 and (tmp_path / "host-token").stat().st_mode & 0o077 == 0
-        assert Hub(box, tmp_path / "hub2.sock", tmp_path).token == token
+        assert Hub(tmp_path / "hub2.sock", tmp_path).token == token
         hub.rotate_token()
-        assert hub.token != token and Hub(box, tmp_path / "hub3.sock", tmp_path).token == hub.token
+        assert hub.token != token and Hub(tmp_path / "hub3.sock", tmp_path).token == hub.token
     finally:
         box.close()
         factory.reset()
@@ -280,7 +308,7 @@ def test_the_host_token_is_saved_in_a_state_directory_not_made_yet(tmp_path):
     box, factory = make_box(tmp_path, store=False)
     state = tmp_path / "new" / "state"
     try:
-        hub = Hub(box, tmp_path / "hub.sock", state)
+        hub = Hub(tmp_path / "hub.sock", state)
         assert (state / "host-token").read_text().strip() == hub.token
     finally:
         box.close()

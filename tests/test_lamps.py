@@ -157,7 +157,11 @@ def test_the_real_daemon_sets_every_lamp_when_the_host_changes_the_game(tmp_path
             time.sleep(0.02)
         hub = socket.socket(socket.AF_UNIX)
         hub.connect(str(tmp_path / "hub.sock"))
+        hub.sendall(b'{"cmd": "hello", "role": "board"}\n')
         hub.settimeout(5)
+        host = socket.socket(socket.AF_UNIX)                     # the phone's commands
+        host.connect(str(tmp_path / "hub.sock"))
+        host.sendall(b'{"cmd": "hello", "role": "host"}\n')
         stream = hub.makefile("rb")
         token = (state / "host-token").read_text().strip()
 
@@ -186,10 +190,11 @@ def test_the_real_daemon_sets_every_lamp_when_the_host_changes_the_game(tmp_path
         assert lamps_follow(snapshot_where(lambda s: s.get("buzz"))) == {1}
         seen = []
         for game in ("all-wound-up", "hold-your-breath", "hands-up", "grab-bag"):
-            hub.sendall(json.dumps({"cmd": "switch", "game": game, "token": token, "id": 1}).encode() + b"\n")
+            host.sendall(json.dumps({"cmd": "switch", "game": game, "token": token, "id": 1}).encode() + b"\n")
             seen.append((game, lamps_follow(snapshot_where(lambda s, g=game: s["game"] == g))))
         assert seen[-1] == ("grab-bag", {1, 2}) and seen[0][1] != {1}, seen
         hub.close()
+        host.close()
         Device.pin_factory.pin(pins["MENU"]).drive_low()         # held: the daemon powers off
         thread.join(timeout=15)
         assert result == [0]

@@ -31,8 +31,8 @@ def box(tmp_path):
     factory = VirtualFactory(pin_class=VirtualPin)
     box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory, Display(None),
               store=GameLog(tmp_path))
-    hub = Hub(box, tmp_path / "hub.sock", tmp_path)
-    hub.attach()
+    hub = Hub(tmp_path / "hub.sock", tmp_path)
+    hub.attach(box)
     hub.start()
     box.pump()
     box.hub = hub
@@ -43,7 +43,14 @@ def box(tmp_path):
 
 
 def run(box, tmp_path, body):
-    """Run `body(client)` against the web app wired to the box's hub."""
+    """Run `body(client)` against the web app wired to the box's hub. The box runs no loop of its
+    own (the virtual clock stands still): while the body awaits, its queue is pumped, so that a
+    command is handled, saved and answered as the live loop would."""
+    async def keep_pumping():
+        while True:
+            await asyncio.sleep(0.01)
+            box.pump()
+
     async def main():
         link = HubLink(box.hub.path)
         app = make_app(link, tmp_path, names={"localhost", "box.local"})
@@ -53,7 +60,11 @@ def run(box, tmp_path, body):
                 if link.snapshot is not None:
                     break
                 await asyncio.sleep(0.01)
-            await body(client, link)
+            pumping = asyncio.ensure_future(keep_pumping())
+            try:
+                await body(client, link)
+            finally:
+                pumping.cancel()
     asyncio.run(main())
 
 
@@ -216,8 +227,8 @@ def test_oled_png_mirrors_the_oled(tmp_path):
     factory = VirtualFactory(pin_class=VirtualPin)
     box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory,
               Display(lambda: open_device("dummy")), store=GameLog(tmp_path))
-    hub = Hub(box, tmp_path / "hub.sock", tmp_path)
-    hub.attach()
+    hub = Hub(tmp_path / "hub.sock", tmp_path)
+    hub.attach(box)
     hub.start()
     box.pump()
     box.hub = hub

@@ -95,6 +95,7 @@ def test_nothing_a_stranger_can_fetch_carries_the_host_token(tmp_path):
         # The hub socket itself (the web process's only source): no token, no readable QR.
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(str(live.hub.path))
+        sock.sendall(b'{"cmd": "hello", "role": "board"}\n')
         sock.settimeout(0.5)
         data = b""
         try:
@@ -151,6 +152,7 @@ def test_a_forged_command_on_the_hub_socket_is_refused(tmp_path, bad):
     with live_box(tmp_path, web=False) as live:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(str(live.hub.path))
+        sock.sendall(b'{"cmd": "hello", "role": "host"}\n')
         sock.settimeout(3)
         msg = {"id": 7, "cmd": "rename", "player": 0, "name": "Eve"}
         if bad is not None:
@@ -160,7 +162,7 @@ def test_a_forged_command_on_the_hub_socket_is_refused(tmp_path, bad):
         while reply is None:
             buf += sock.recv(1 << 16)
             for line in buf.split(b"\n")[:-1]:
-                if json.loads(line)["type"] == "reply":
+                if json.loads(line)["type"] == "reply" and json.loads(line)["id"] == 7:
                     reply = json.loads(line)
         sock.close()
         assert reply["ok"] is False and reply["denied"] is True
@@ -193,6 +195,7 @@ def test_only_a_client_that_proved_the_token_gets_the_host_qr_and_new_host_ends_
         try:
             for sock in (proven, plain):
                 sock.connect(str(live.hub.path))
+                sock.sendall(b'{"cmd": "hello", "role": "host", "id": 0}\n')
             proven.sendall(json.dumps({"id": 1, "cmd": "auth", "token": live.hub.token}).encode() + b"\n")
             plain.sendall(json.dumps({"id": 1, "cmd": "auth", "token": "not-it"}).encode() + b"\n")
             show_host_qr(live)
@@ -207,7 +210,11 @@ def test_only_a_client_that_proved_the_token_gets_the_host_qr_and_new_host_ends_
             show_host_qr(live)                                # ...and the new host QR again
             assert live.hub.token != token
             got = read_lines(proven, 1.0)
-            assert oled_qrs(got) and all(q == [] for q in oled_qrs(got))
+            assert all(q == [] for q in oled_qrs(got))        # nothing true for the old proof
+            proven.sendall(json.dumps({"id": 2, "cmd": "auth", "token": live.hub.token}).encode() + b"\n")
+            got = read_lines(proven, 1.0)
+            assert {"type": "reply", "id": 2, "ok": True} in got
+            assert [f"{BOARD}host#t={live.hub.token}"] in oled_qrs(got)
         finally:
             proven.close()
             plain.close()

@@ -32,8 +32,8 @@ def rig(tmp_path):
     factory = VirtualFactory(pin_class=VirtualPin)
     box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
               Display(lambda: open_device("dummy")))
-    hub = Hub(box, tmp_path / "hub.sock", tmp_path, board_url=URL)
-    hub.attach()
+    hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=URL)
+    hub.attach(box)
     box.pump()
     yield box, factory, hub
     box.close()
@@ -129,8 +129,8 @@ def test_the_qr_screens_carry_the_ip_address_the_web_process_reports(tmp_path, t
     factory = VirtualFactory(pin_class=VirtualPin)
     box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
               Display(lambda: open_device("dummy")))
-    hub = Hub(box, tmp_path / "hub.sock", tmp_path, board_url=URL)
-    hub.attach()
+    hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=URL)
+    hub.attach(box)
     hub.start()
     try:
         async def tell():

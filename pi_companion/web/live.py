@@ -166,12 +166,13 @@ def _tail(log: Any) -> str:
 def live_box(state: Path, game: str = "grab-bag", options: dict[str, Any] | None = None, *,
              players: tuple[str, ...] = PLAYERS, config: Any = None, display: Any = None,
              prepare: Callable[[Any], None] | None = None, web: bool = True,
-             board_url: str = "") -> Iterator[Live]:
+             board_url: str = "", web_port: int | None = None) -> Iterator[Live]:
     """A running box (loop thread, game log in `state`, hub socket) and, with `web`, its
     `pi-companion web`. `config` replaces the one made of game, options and players;
     `display` defaults to luma's dummy device (the daemon's on a PC); `prepare(box)` runs just
     before the loop thread starts; `board_url` is the address the OLED's QR codes carry (empty:
-    the QR screen says the big screen is off)."""
+    the QR screen says the big screen is off); `web_port`: the web process's port (default a
+    free one)."""
     if config is None:
         config = Config(players=players, game=game, seed=1, sound=False, games={game: options or {}})
     built = assemble(replace(config, state_dir=str(state)), pins="mock", display=display or "dummy",
@@ -186,7 +187,7 @@ def live_box(state: Path, game: str = "grab-bag", options: dict[str, Any] | None
             base = ""
             if web:
                 assert hub is not None, "the hub did not start"
-                proc, base = start_web(state, hub.path, log)
+                proc, base = start_web(state, hub.path, log, port=web_port)
             yield Live(box, hub, factory, base, state, proc, log)
         finally:
             if proc is not None:

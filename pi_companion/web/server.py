@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..games import registry
-from ..hub import token_text_ok
+from ..hub import protocol
+from ..hub.protocol import CommandError, token_text_ok
 from .gate import BACKLOG, IDLE_S, LISTEN_QUEUE, Gate
 
 log = logging.getLogger("pi_companion.web")
@@ -36,24 +37,26 @@ MAX_WS_MESSAGE = 1024
 MAX_SOCKETS = 200                # open WebSockets at once
 RATE = (20.0, 60.0)              # requests per second per address, burst
 COMMAND_RATE = (4.0, 12.0)       # host commands per second per address, burst
-COMMAND_TIMEOUT_S = 2.0
+COMMAND_TIMEOUT_S = 5.0          # the hub answers once the command is saved, or 2 s later why not
 SHUTDOWN_S = 1.0                 # SIGTERM: the longest wait for open connections (board)
 BODY_TIMEOUT_S = 5.0             # a command's body must arrive within this
 SILENCE_S = 2.0                  # no line from the hub for this long: the box is offline
 PAGE_BEAT_S = 1.0                # a line to each browser at least this often (board.js: 3 s)
-NOT_HOST = "not the host: scan the host QR"
+NOT_HOST = protocol.NOT_HOST
 PAGES = {"/": "index.html", "/host": "host.html"}
 STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript",
           "history.js": "text/javascript"}
 
 
 class HubLink:
-    """The hub socket, reconnected for ever: the latest snapshot and OLED image, and whether the
-    box is alive (`box`): connected, and, while a page is open (`watch`), heard within SILENCE_S
-    (the hub beats every 0.5 s to a link that watches, so a frozen daemon goes offline as surely
-    as a dead one, whose socket closes). With no page open nobody is told, so the link asks for
-    no beats and checks nothing: an idle box and an idle web process both sleep. It never holds
-    the host token: a command carries the token its phone sent, and the hub checks it."""
+    """Two connections to the hub socket, each reconnected for ever. The board connection
+    (role `board`) brings the latest snapshot and OLED image and says whether the box is alive
+    (`box`): connected, and, while a page is open (`watch`), heard within SILENCE_S (the hub
+    beats every 0.5 s to a board that watches, so a frozen daemon goes offline as surely as a
+    dead one, whose socket closes). With no page open nobody is told, so the link asks for no
+    beats and checks nothing: an idle box and an idle web process both sleep. The host
+    connection (role `host`) carries the pages' commands, each rebuilt by the protocol from the
+    verbs a page may send and the token its phone sent; the link never holds a token."""
 
     def __init__(self, path: str | Path, address: Callable[[], str] | None = None) -> None:
         self.path = str(path)
@@ -64,6 +67,8 @@ class HubLink:
         self.oled: bytes | None = None
         self.changed = asyncio.Event()
         self.writer: asyncio.StreamWriter | None = None
+        self.host_writer: asyncio.StreamWriter | None = None
+        self.host_connected = asyncio.Event()
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.ids = itertools.count(1)
         self.connected = asyncio.Event()
@@ -93,8 +98,7 @@ class HubLink:
 
     def _tell_watch(self) -> None:
         if self.writer is not None:
-            on = self.viewers > 0
-            self.writer.write(json.dumps({"cmd": "watch", "on": on, "id": 0}).encode() + b"\n")
+            self.writer.write(protocol.watch(self.viewers > 0))
 
     async def _watch(self) -> None:
         next_address = time.monotonic() + 60.0      # a DHCP lease may have moved it
@@ -116,16 +120,19 @@ class HubLink:
         address = self.address() if self.address is not None else ""
         if self.writer is not None and address and (again or address != self.told):
             self.told = address
-            self.writer.write(json.dumps({"cmd": "address", "address": address, "id": 0}).encode() + b"\n")
+            self.writer.write(protocol.address(address))
 
     async def run(self) -> None:
         watch = asyncio.ensure_future(self._watch())
+        host = asyncio.ensure_future(self._run_host())
         try:
             await self._run()
         finally:
             watch.cancel()
+            host.cancel()
 
-    async def _run(self) -> None:
+    async def _connect(self, role: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to the hub that has said its role (retried until the hub is there)."""
         delay = 0.2
         while True:
             try:
@@ -134,7 +141,34 @@ class HubLink:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
                 continue
-            delay = 0.2
+            writer.write(protocol.hello(role))
+            return reader, writer
+
+    async def _run_host(self) -> None:
+        while True:
+            reader, writer = await self._connect("host")
+            self.host_writer = writer
+            self.host_connected.set()
+            try:
+                while line := await reader.readline():
+                    msg = protocol.parse_server_line(line)
+                    if msg["type"] == "reply":
+                        self._message(msg)
+            except (OSError, ValueError) as err:
+                log.warning("hub link (commands): %s", err)
+            finally:
+                self.host_writer = None
+                self.host_connected.clear()
+                writer.close()
+                for fut in self.pending.values():
+                    if not fut.done():
+                        fut.set_exception(ConnectionError("the box went away"))
+                self.pending.clear()
+            await asyncio.sleep(0.2)
+
+    async def _run(self) -> None:
+        while True:
+            reader, writer = await self._connect("board")
             self.writer = writer
             self.connected.set()
             self._tell_address(again=True)
@@ -144,7 +178,7 @@ class HubLink:
             try:
                 while line := await reader.readline():
                     self.heard = time.monotonic()
-                    self._message(json.loads(line))
+                    self._message(protocol.parse_server_line(line))
                     self._alive(True)
             except (OSError, ValueError) as err:
                 log.warning("hub link: %s", err)
@@ -153,10 +187,6 @@ class HubLink:
                 self.connected.clear()
                 self._alive(False)
                 writer.close()
-                for fut in self.pending.values():
-                    if not fut.done():
-                        fut.set_exception(ConnectionError("the box went away"))
-                self.pending.clear()
 
     def _message(self, msg: dict[str, Any]) -> None:
         kind = msg.get("type")
@@ -176,13 +206,21 @@ class HubLink:
         old, self.changed = self.changed, asyncio.Event()
         old.set()
 
-    async def command(self, msg: dict[str, Any]) -> dict[str, Any]:
-        if self.writer is None or not self.box:
-            raise ConnectionError("the box is offline")
+    async def command(self, page: dict[str, Any], token: str) -> dict[str, Any]:
+        """A page's command with its phone's token: the hub's reply. CommandError, before
+        anything is sent, for a verb no page may send."""
         msg_id = next(self.ids)
+        line = protocol.host_message(page, token, msg_id)
+        if self.box and self.host_writer is None:      # the board is there: its twin comes
+            try:
+                await asyncio.wait_for(self.host_connected.wait(), SILENCE_S)
+            except asyncio.TimeoutError:
+                pass
+        if self.host_writer is None or not self.box:
+            raise ConnectionError("the box is offline")
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[msg_id] = fut
-        self.writer.write(json.dumps({**msg, "id": msg_id}).encode() + b"\n")
+        self.host_writer.write(line)
         try:
             return await asyncio.wait_for(fut, COMMAND_TIMEOUT_S)
         finally:
@@ -349,15 +387,19 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
         if not isinstance(msg, dict):
             return web.json_response({"ok": False, "error": "a command must be a JSON object"}, status=400)
         try:
-            reply = await link.command({**msg, "token": given})
+            reply = await link.command(msg, given)
+        except CommandError as err:
+            return web.json_response({"ok": False, "error": str(err)}, status=400)
         except (ConnectionError, asyncio.TimeoutError) as err:
             return web.json_response({"ok": False, "error": str(err) or "the box did not answer"},
                                      status=503)
         if reply.get("denied"):
             return web.json_response({"ok": False, "error": NOT_HOST}, status=403)
-        status = 200 if reply.get("ok") else 400
-        return web.json_response({"ok": bool(reply.get("ok")), "error": reply.get("error", "")},
-                                 status=status)
+        ok = bool(reply.get("ok"))
+        body: dict[str, Any] = {"ok": ok, "error": reply.get("error", "")}
+        if ok and "saved" in reply:
+            body["saved"] = reply["saved"] is True
+        return web.json_response(body, status=200 if ok else 400)
 
     async def games(request: web.Request) -> web.Response:
         # The host's remote builds its game and option controls from what each game declares.

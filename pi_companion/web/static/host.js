@@ -47,7 +47,7 @@
         if (after) after(false);
         return false;
       }
-      out.textContent = "\u2713 done";
+      out.textContent = body.saved === false ? "\u2713 done, " + body.error : "\u2713 done";
       const w = { out: out, seq: seq, notice: notice, after: after, until: Date.now() + 3000 };
       watching = w;
       if (latest && latest.seq > seq) told(latest);
