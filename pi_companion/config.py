@@ -8,6 +8,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from .core.game import players_problem
 from .core.names import name_problem
 from .core.colours import DEFAULT_COLOURS, NAMED_COLOURS
 from .core.tunes import DEFAULT_TUNES, parse_tune
@@ -290,9 +291,9 @@ def check_game(config: Config, source: str = "") -> None:
         rules = registry.get(config.game)
     except ImportError:
         raise ConfigError(f"{at}box.game: {config.game} is not available in this build") from None
-    if not rules.min_players <= len(config.players) <= rules.max_players:
-        raise ConfigError(f"{at}box.players: {config.game} takes {rules.min_players} to "
-                          f"{rules.max_players} players, the config names {len(config.players)}")
+    problem = players_problem(rules, len(config.players))
+    if problem is not None:
+        raise ConfigError(f"{at}box.players: {problem}, the config names {len(config.players)}")
     try:
         rules.new_game(config.players, config.options_for(config.game), 0)
     except OptionError as err:
@@ -344,7 +345,7 @@ def _games(body: Any, players: tuple[str, ...], source: str) -> dict[str, dict[s
             out[name] = dict(options)
             continue
         try:
-            if rules.min_players <= len(players) <= rules.max_players:
+            if players_problem(rules, len(players)) is None:
                 rules.new_game(players, options, 0)
             else:
                 rules.new_game(tuple(f"p{i}" for i in range(rules.min_players)), options, 0)

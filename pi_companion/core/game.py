@@ -142,3 +142,15 @@ class Game:
     def undo_label(self, state: Any, verdict: Verdict) -> str:
         """What a judgement on `state` did, for the "Undone: ..." notice."""
         return {"yes": "YES", "no": "NO", "special": "long YES"}[verdict]
+
+
+def players_problem(rules: Game, count: int) -> str | None:
+    """Why `count` players cannot play `rules` (None: they can): "Grab Bag takes 2 to 4 players"."""
+    if rules.min_players <= count <= rules.max_players:
+        return None
+    return f"{rules.title} takes {players_range(rules)}"
+
+
+def players_range(rules: Game) -> str:
+    """How many play `rules`, as the box says it: "2 to 4 players"."""
+    return f"{rules.min_players} to {rules.max_players} players"
