@@ -217,6 +217,10 @@ def _tunes(value: Any) -> tuple[str, ...]:
     return _per_button(value, DEFAULT_TUNES, '{ P1 = "C5 E5", P2 = "E5 C5" }', _tune)
 
 
+def _game(v: Any) -> str:
+    return str(_choice(*registry.GAMES)(v))       # the list as it is now, not at import
+
+
 def _hosts(v: Any) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(h, str) and h and h.strip() == h
                                           and "/" not in h for h in v):
@@ -226,7 +230,7 @@ def _hosts(v: Any) -> tuple[str, ...]:
 
 SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "box": {
-        "game": ("game", _choice(*registry.GAMES)),
+        "game": ("game", _game),
         "players": ("players", _players),
         "seed": ("seed", _int(0, 2**63 - 1)),
         "log_level": ("log_level", _choice(*LOG_LEVELS)),
