@@ -27,6 +27,7 @@ from .core.records import SEATS
 from .core.engine import Engine, fold_records
 from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, Pending,
                           PuckStatus, Request, Resume, Sound)
+from .core.game import players_problem
 from .core.frozen import realize_all, replace   # replace: dataclasses.replace without its field
                                                 # walk (per input)
 from .core.records import advance_record, header_seats, quantize, to_record
@@ -254,9 +255,10 @@ class Box:
     def _new_engine(self, game: str) -> Engine:
         """A fresh engine; its clock starts at 0 now (callers install it with `_use`)."""
         rules = registry.get(game)
-        if not rules.min_players <= len(self.config.players) <= rules.max_players:
+        problem = players_problem(rules, len(self.config.players))
+        if problem is not None:
             # Never start (and log) a game its players cannot play: resume would refuse that log.
-            raise ValueError(f"{rules.title}: {rules.min_players} to {rules.max_players} players")
+            raise ValueError(problem)
         seed = (self.config.seed or 0) + self.games_started
         self.games_started += 1
         return registry.new_engine(rules, tuple(self.config.players), self.config.options_for(game),
@@ -330,8 +332,9 @@ class Box:
                 or len(set(players)) != len(players) or not isinstance(options, dict):
             raise ValueError("header: players must be unique names and options an object")
         rules = registry.get(str(header["game"]))
-        if not rules.min_players <= len(players) <= rules.max_players:
-            raise ValueError(f"header: {rules.name} takes {rules.min_players} to {rules.max_players} players")
+        problem = players_problem(rules, len(players))
+        if problem is not None:
+            raise ValueError(f"header: {problem}")
         return registry.new_engine(rules, tuple(players), options, int(header["seed"]),
                                    debounce_s=self.config.debounce_ms / 1000.0, seats=header_seats(header))
 

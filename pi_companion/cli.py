@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import DEFAULT_CONFIG, EDGE_SOURCES, ConfigError, load_config, template_text
+from .core.game import players_problem
 from .games import registry
 
 if TYPE_CHECKING:
@@ -248,10 +249,10 @@ def check_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         rules = registry.get(game)
     except (KeyError, ImportError):
         return
-    n = len(args.players)
-    if not rules.min_players <= n <= rules.max_players:
-        p.exit(EXIT_USAGE, f"{p.prog} {args.command}: error: argument --players: {game} takes "
-               f"{rules.min_players} to {rules.max_players} players, got {n}\n")
+    problem = players_problem(rules, len(args.players))
+    if problem is not None:
+        p.exit(EXIT_USAGE, f"{p.prog} {args.command}: error: argument --players: {problem}, "
+               f"got {len(args.players)}\n")
 
 
 def main(argv: list[str] | None = None) -> int:

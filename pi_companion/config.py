@@ -8,6 +8,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from .core.game import players_problem
 from .core.names import name_problem
 from .core.colours import DEFAULT_COLOURS, NAMED_COLOURS
 from .core.tunes import DEFAULT_TUNES, parse_tune
@@ -216,6 +217,10 @@ def _tunes(value: Any) -> tuple[str, ...]:
     return _per_button(value, DEFAULT_TUNES, '{ P1 = "C5 E5", P2 = "E5 C5" }', _tune)
 
 
+def _game(v: Any) -> str:
+    return str(_choice(*registry.GAMES)(v))       # the list as it is now, not at import
+
+
 def _hosts(v: Any) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(h, str) and h and h.strip() == h
                                           and "/" not in h for h in v):
@@ -225,7 +230,7 @@ def _hosts(v: Any) -> tuple[str, ...]:
 
 SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
     "box": {
-        "game": ("game", _choice(*registry.GAMES)),
+        "game": ("game", _game),
         "players": ("players", _players),
         "seed": ("seed", _int(0, 2**63 - 1)),
         "log_level": ("log_level", _choice(*LOG_LEVELS)),
@@ -290,9 +295,9 @@ def check_game(config: Config, source: str = "") -> None:
         rules = registry.get(config.game)
     except ImportError:
         raise ConfigError(f"{at}box.game: {config.game} is not available in this build") from None
-    if not rules.min_players <= len(config.players) <= rules.max_players:
-        raise ConfigError(f"{at}box.players: {config.game} takes {rules.min_players} to "
-                          f"{rules.max_players} players, the config names {len(config.players)}")
+    problem = players_problem(rules, len(config.players))
+    if problem is not None:
+        raise ConfigError(f"{at}box.players: {problem}, the config names {len(config.players)}")
     try:
         rules.new_game(config.players, config.options_for(config.game), 0)
     except OptionError as err:
@@ -344,7 +349,7 @@ def _games(body: Any, players: tuple[str, ...], source: str) -> dict[str, dict[s
             out[name] = dict(options)
             continue
         try:
-            if rules.min_players <= len(players) <= rules.max_players:
+            if players_problem(rules, len(players)) is None:
                 rules.new_game(players, options, 0)
             else:
                 rules.new_game(tuple(f"p{i}" for i in range(rules.min_players)), options, 0)

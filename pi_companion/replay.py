@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .core.events import Edge, HallLevel, InputEvent, Turn
+from .core.game import Game, players_problem
 from .games import registry
 from .games.base import OptionError
 
@@ -119,7 +120,7 @@ def load_scenario(data: Any) -> Scenario:
         rules = registry.get(game)
     except ImportError:
         raise ScenarioError(f"game: {game!r} is not available in this build") from None
-    players = _players(data["players"], rules.min_players, rules.max_players, game)
+    players = _players(data["players"], rules)
     options = data.get("options", {})
     if not isinstance(options, dict):
         raise ScenarioError("options: must be an object")
@@ -144,13 +145,14 @@ def load_scenario(data: Any) -> Scenario:
     return Scenario(game, players, options, seed, None if end is None else float(end), parsed)
 
 
-def _players(value: Any, lo: int, hi: int, game: str) -> tuple[str, ...]:
+def _players(value: Any, rules: Game) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(p, str) and p.strip() for p in value):
         raise ScenarioError("players: must be a list of non-empty names")
     if len(set(value)) != len(value):
         raise ScenarioError("players: names must be unique")
-    if not lo <= len(value) <= hi:
-        raise ScenarioError(f"players: {game} takes {lo} to {hi} players, got {len(value)}")
+    problem = players_problem(rules, len(value))
+    if problem is not None:
+        raise ScenarioError(f"players: {problem}, got {len(value)}")
     return tuple(value)
 
 

@@ -189,7 +189,7 @@ CLI_CONFIGS = [
     (b'[box]\nstate_dir = ""\n', "box.state_dir: must not be empty"),
     (b'[box]\ngame = "hands-up"\nplayers = ["A", "B", "C", "D", "E", "F"]\n', "'E' (player 5) has no button"),
     (b'[box]\npinmap = "6players"\n', "box.pinmap: must be 4players, 8players or the absolute path"),
-    (b'[box]\nplayers = ["A", "B", "C", "D", "E"]\npinmap = "8players"\n', "grab-bag takes 2 to 4 players"),
+    (b'[box]\nplayers = ["A", "B", "C", "D", "E"]\npinmap = "8players"\n', "Grab Bag takes 2 to 4 players"),
 ]
 
 

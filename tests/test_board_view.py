@@ -1,6 +1,6 @@
-"""The TV board's words (core/snapshot.py's `moment`, `facts`, players' `n`/`tune`/`note`),
-built from real engines: every documented scenario replayed through the engine, as the hub
-builds the view on the box."""
+"""The TV board's words (core/snapshot.py's `moment`, the games' `facts`, players'
+`n`/`tune`/`note`), built from real engines: every documented scenario replayed through the
+engine, as the hub builds the view on the box."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_companion.core.snapshot import quarters, table_view
+from pi_companion.core.snapshot import table_view
+from pi_companion.games.all_wound_up import quarters
 from pi_companion.core.tunes import DEFAULT_TUNES
 from pi_companion.gallery import scenario_engines
 
@@ -80,5 +81,5 @@ def test_quarters_say_whole_turns_then_the_quarter(steps):
 
 
 def test_a_one_turn_card_is_said_in_the_singular():
-    from pi_companion.core.snapshot import _turns
+    from pi_companion.games.all_wound_up import _turns
     assert (_turns(1), _turns(2), _turns(3)) == ("1 turn", "2 turns", "3 turns")

@@ -78,7 +78,7 @@ def test_options_are_checked():
         load_scenario(scenario("hold-your-breath", P3, [], options={"first_player": "Zed"}))
     with pytest.raises(ScenarioError, match="options.depth: unknown option"):
         load_scenario(scenario("hold-your-breath", P3, [], options={"depth": 5}))
-    with pytest.raises(ScenarioError, match="players: hold-your-breath takes 2 to 4 players"):
+    with pytest.raises(ScenarioError, match="players: Hold Your Breath! takes 2 to 4 players"):
         load_scenario(scenario("hold-your-breath", P3 + ["Di", "Ed"], []))
 
 

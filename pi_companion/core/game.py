@@ -142,3 +142,57 @@ class Game:
     def undo_label(self, state: Any, verdict: Verdict) -> str:
         """What a judgement on `state` did, for the "Undone: ..." notice."""
         return {"yes": "YES", "no": "NO", "special": "long YES"}[verdict]
+
+    # ---- the big screen (core/snapshot.py): the game's words, read from its report ----
+
+    score_key = ""                  # the report key of each player's standing ("": none shown)
+    score_label = ""                # what the page calls it
+    score_wins = ""                 # "high" or "low" ("": the score does not decide)
+    turn_key = "current"            # the report key naming the player the board marks
+    buzz_ask = ""                   # how a decided buzz is judged ("": no buzz is judged)
+
+    def score(self, report: dict[str, Any]) -> tuple[str, str, str]:
+        """(key, label, wins) of the standing the board shows for this report."""
+        return self.score_key, self.score_label, self.score_wins
+
+    def board_turn(self, report: dict[str, Any]) -> str | None:
+        """The player the board marks (whose turn it is), or None."""
+        player = report.get(self.turn_key)
+        return player if isinstance(player, str) else None
+
+    def turn_word(self, report: dict[str, Any]) -> str:
+        """What the marked player is doing."""
+        return "their turn"
+
+    def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
+        """The small counts in the OLED's corners, as label/value pairs."""
+        return []
+
+    def player_notes(self, report: dict[str, Any]) -> dict[str, str]:
+        """A short line under a player's name."""
+        return {}
+
+    def board_moment(self, report: dict[str, Any]) -> dict[str, Any] | None:
+        """What is happening now, to be drawn large (a game not over, no buzz being judged);
+        None: the phase, as text."""
+        return None
+
+    def winners_phrase(self, report: dict[str, Any]) -> str:
+        """The line under the winners' names."""
+        return ""
+
+    def board_extra(self, report: dict[str, Any]) -> dict[str, Any]:
+        """The game's own keys of the board view (All Wound Up: its wind check)."""
+        return {}
+
+
+def players_problem(rules: Game, count: int) -> str | None:
+    """Why `count` players cannot play `rules` (None: they can): "Grab Bag takes 2 to 4 players"."""
+    if rules.min_players <= count <= rules.max_players:
+        return None
+    return f"{rules.title} takes {players_range(rules)}"
+
+
+def players_range(rules: Game) -> str:
+    """How many play `rules`, as the box says it: "2 to 4 players"."""
+    return f"{rules.min_players} to {rules.max_players} players"

@@ -17,7 +17,7 @@ from . import rand
 from .events import (Action, BuzzOrder, Dial, Effect, HostCommand, Judge, MenuChoice, PlayerHold,
                      PlayerPress, Request, Sound, Undone, Verdict)
 from .frozen import lazy_frozen, replace
-from .game import Catalogue, Game
+from .game import Catalogue, Game, players_problem, players_range
 from .menu import CONFIRM, PLAY_AGAIN, Menu
 from .names import name_problem
 from .records import SEATS
@@ -40,9 +40,7 @@ def names_problem(names: Any, rules: Game | None = None) -> str | None:
     stripped = [n.strip() for n in names]
     if len(set(stripped)) != len(stripped):
         return "two players have the same name"
-    if rules is not None and not rules.min_players <= len(names) <= rules.max_players:
-        return f"{rules.title} takes {rules.min_players} to {rules.max_players} players"
-    return None
+    return None if rules is None else players_problem(rules, len(names))
 
 
 @dataclass(frozen=True)
@@ -290,10 +288,10 @@ class Tabletop:
         elif cmd.command == "switch":
             self.menu = None
             target = next((g for g in (self.catalogue() if self.catalogue else ()) if g.name == cmd.name), None)
-            if target is not None and not target.min_players <= len(self.players) <= target.max_players:
+            if target is not None and players_problem(target, len(self.players)) is not None:
                 # Refused here, in the log's own terms (the box would refuse it too, in its own
                 # words that are not in the log): this game and its undo steps stay as they were.
-                self.notice = f"{target.min_players} to {target.max_players} players"
+                self.notice = players_range(target)
                 return
             self._before_new("Change game")
             self._effects.append(Request("switch", cmd.name, cmd.options))
@@ -451,8 +449,8 @@ class Tabletop:
         elif key == "switch":
             games = self.catalogue() if self.catalogue is not None else (self.rules,)
             n = len(self.players)           # a game these players cannot play is greyed, saying why
-            why = tuple((f"switch:{g.name}", f"{g.min_players} to {g.max_players} players, not {n}")
-                        for g in games if not g.min_players <= n <= g.max_players)
+            why = tuple((f"switch:{g.name}", f"{players_range(g)}, not {n}")
+                        for g in games if players_problem(g, n) is not None)
             self.menu = Menu(tuple((f"switch:{g.name}", g.title) for g in games),
                              disabled=frozenset(k for k, _ in why), why=why)
         elif key.startswith("switch:"):

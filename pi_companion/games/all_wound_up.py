@@ -22,6 +22,7 @@ from ..core import rand
 from ..core.events import (Action, Buzz, Dial, HallStep, Judge, MenuChoice, PlayerHold, PlayerPress,
                            PuckReset, Sound, Tick, Undone, Verdict)
 from ..core.frozen import replace
+from ..core.snapshot import facts, text_moment
 from . import brain_bank as bb
 from . import round_guide as rg
 from .base import NO_EFFECTS, Effects, Game, Option, check_known, opt_choice, opt_int, opt_player
@@ -184,6 +185,23 @@ class AllWoundUp:
         return "idle" if self.check is None else "winding"
 
 
+# A check's verdict as the big screen says it.
+BOARD_VERDICTS = {"exact": "EXACT", "too-few": "TOO FEW", "too-many": "TOO MANY", "void": "NO WIND"}
+QUARTERS = ("", "\u00bc", "\u00bd", "\u00be")
+
+
+def quarters(steps: int) -> str:
+    """Quarter turns as a family says them: 9 -> "2\u00bc", 2 -> "\u00bd", 0 -> "0"."""
+    n = abs(steps)
+    whole, q = divmod(n, 4)
+    return ("\u2212" if steps < 0 else "") + (str(whole) if whole or not q else "") + QUARTERS[q]
+
+
+def _turns(target: int) -> str:
+    """A card's target as said: "1 turn", "3 turns"."""
+    return f"{target} turn" if target == 1 else f"{target} turns"
+
+
 class AllWoundUpGame(Game):
     name = "all-wound-up"
     title = "All Wound Up"
@@ -327,6 +345,52 @@ class AllWoundUpGame(Game):
 
 
 # ---- the wind check ----
+
+    # ---- the big screen (core/snapshot.py) ----
+
+    score_key, score_label, score_wins = "brains", "brains", "high"
+
+    def board_turn(self, report: dict[str, Any]) -> str | None:
+        check = report.get("check")
+        player: str | None = check["player"] if check else report.get("guide", {}).get("bidder")
+        return player
+
+    def turn_word(self, report: dict[str, Any]) -> str:
+        return "winding" if report.get("check") else "bids next"
+
+    def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
+        guide = report.get("guide") or {}
+        bank = report.get("bank") or {}
+        return facts(("Round", guide.get("round")), ("Dealer", guide.get("dealer")),
+                     ("Brains in bank", sum(v for v in bank.values() if isinstance(v, int)) if bank else None))
+
+    def winners_phrase(self, report: dict[str, Any]) -> str:
+        return "first across the gate"
+
+    def board_moment(self, report: dict[str, Any]) -> dict[str, Any]:
+        if report.get("claim"):
+            return text_moment(f"{report['claim']} crossed the gate?", "YES: wins \u00b7 NO: not yet",
+                               title="Gate")
+        check = report.get("check")
+        if check is not None:
+            steps = check["steps"]
+            small = ("dial the target, then wind" if check["dial"] else   # the rest: the dial's words
+                     "")
+            return {"kind": "wind", "big": f"{quarters(steps)} of {check['target']}",
+                    "small": small, "player": check["player"],
+                    "words": f"{check['player']}: {quarters(steps)} of {_turns(check['target'])}"}
+        attempts = report.get("attempts") or []
+        if attempts:                 # held until the next check opens, as the OLED keeps it
+            a = attempts[-1]
+            return {"kind": "verdict", "big": BOARD_VERDICTS.get(a["verdict"], a["verdict"]),
+                    "small": f"{a['player']}: {quarters(a['steps'])} of {_turns(a['target'])}",
+                    "verdict": a["verdict"], "player": a["player"]}
+        guide = report.get("guide") or {}
+        return text_moment(guide.get("text") or "Press your button to wind", "press your button to wind",
+                           title="Next")
+
+    def board_extra(self, report: dict[str, Any]) -> dict[str, Any]:
+        return {"wind": report.get("check"), "guide": report.get("guide", {}).get("text")}
 
 def _claim_step(state: AllWoundUp, action: Action) -> tuple[AllWoundUp, Effects]:
     """"Ada crossed the gate?" on screen: YES ends the game, NO dismisses; the wind check waits."""

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from ..core import rand
 from ..core.events import Action, Buzz, Judge, Sound, Verdict
 from ..core.frozen import replace
+from ..core.snapshot import facts, text_moment
 from .base import (NO_EFFECTS, SETTLE_OPTION, Effects, Game, Option, check_known, most, opt_choice,
                    opt_int, opt_names, opt_player, opt_settle_ms)
 
@@ -150,6 +151,28 @@ class GrabBagGame(Game):
 
     def rules_card_for(self, state: GrabBag) -> tuple[str, ...]:
         return RULES_CARDS[state.variant]
+
+    # ---- the big screen (core/snapshot.py) ----
+
+    score_key, score_label, score_wins = "scores", "cards", "high"
+    turn_key = "grab_master"
+    buzz_ask = "Right card? YES or NO"
+
+    def turn_word(self, report: dict[str, Any]) -> str:
+        return "Grab Master"
+
+    def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
+        return facts(("Round", report.get("round")), ("Cards left", report.get("deck")))
+
+    def winners_phrase(self, report: dict[str, Any]) -> str:
+        return "most cards"
+
+    def board_moment(self, report: dict[str, Any]) -> dict[str, Any]:
+        if report.get("grab_master"):
+            return text_moment(report["grab_master"], "is Grab Master: name the card to find",
+                               title="Grab Master")
+        return text_moment(f"Find the {(report.get('target') or '?').upper()}", "first to press grabs it",
+                           title="Search")
 
 
 RULES_CARDS = {

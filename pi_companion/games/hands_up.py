@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from ..core.events import Action, Buzz, BuzzOpened, Dial, Judge, MenuChoice, Sound, Tick, Verdict
 from ..core.frozen import replace
+from ..core.snapshot import facts, text_moment
 from .base import (NO_EFFECTS, SETTLE_OPTION, Effects, Game, Option, OptionError, check_known,
                    opt_choice, opt_int, opt_settle_ms)
 
@@ -119,6 +120,10 @@ def _opt_beat_ms(options: Mapping[str, Any]) -> int:
 
 def _add(a: Counts, b: Counts) -> Counts:
     return tuple(x + y for x, y in zip(a, b))
+
+
+# A judged grab as the big screen says it.
+BOARD_VERDICTS = {"theft": "theft", "false-alarm": "false alarm", "police": "police"}
 
 
 class HandsUpGame(Game):
@@ -255,6 +260,48 @@ class HandsUpGame(Game):
             "grabber": None if state.grabber is None else names[state.grabber],
             "judgements": [_judgement_report(names, j) for j in state.history],
         }
+
+    # ---- the big screen (core/snapshot.py) ----
+
+    score_key, score_label, score_wins = "hands", "cards in hand", "low"
+    turn_key = "grabber"
+    buzz_ask = "YES theft \u00b7 NO false alarm \u00b7 hold YES police"
+
+    def score(self, report: dict[str, Any]) -> tuple[str, str, str]:
+        if report.get("mode") == "quick":                  # the fewest set aside wins
+            return "set_aside", "set aside", self.score_wins
+        return super().score(report)
+
+    def turn_word(self, report: dict[str, Any]) -> str:
+        return "grabbed"
+
+    def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
+        beat_ms, hands = report.get("beat_ms"), report.get("hands")
+        return facts(("Mode", report.get("mode") if beat_ms else "own pace"),
+                     ("Beat", f"{beat_ms / 1000:g} s" if beat_ms else None),
+                     ("In hands", sum(hands.values()) if hands else None))
+
+    def player_notes(self, report: dict[str, Any]) -> dict[str, str]:
+        if report.get("face_up") is None:
+            return {}
+        quick = report.get("mode") == "quick"
+        return {p: f"{n} face up" + (f", {report['hands'][p]} in hand" if quick else "")
+                for p, n in report["face_up"].items()}
+
+    def winners_phrase(self, report: dict[str, Any]) -> str:
+        return "cleared their cards" if report.get("mode") != "quick" else "fewest set aside"
+
+    def board_moment(self, report: dict[str, Any]) -> dict[str, Any]:
+        last = (report.get("judgements") or [None])[-1]
+        small = f"last grab: {last['player']}, {BOARD_VERDICTS.get(last['verdict'], last['verdict'])}" \
+            if last else "press your button to grab"
+        if not report.get("beat_ms"):
+            return text_moment("Press to grab", small, title="Own pace")
+        if report.get("beats", 0) == 0:
+            return text_moment(f"Deal {report.get('cards')} cards", "the beat starts soon", title="Deal")
+        return {"kind": "beat", "big": "Paused" if report.get("paused") else f"Flip {report['beats']}",
+                "small": small, "beats": report["beats"], "paused": bool(report.get("paused")),
+                "beat_ms": report["beat_ms"]}
 
 
 def _per_name(state: HandsUp, counts: Counts) -> dict[str, int] | None:

@@ -16,6 +16,7 @@ from typing import Any
 from ..core import rand
 from ..core.events import Action, Dial, Judge, MenuChoice, PlayerHold, PlayerPress, Sound, Tick, Verdict
 from ..core.frozen import replace
+from ..core.snapshot import facts, text_moment
 from .base import NO_EFFECTS, Effects, Game, Option, OptionError, check_known, opt_names, opt_player
 
 FIELD_CARDS = 15                 # the playing-field cards laid out in a circle; the start card is 0
@@ -81,6 +82,10 @@ class HoldEverything:
 
     def name(self, player: int) -> str:
         return self.players[player]
+
+
+# The die's colours as the big screen says them.
+COLOUR_WORDS = {"stop": "blue", "dice": "green", "start": "grey", "gift": "yellow", "stack": "red"}
 
 
 class HoldEverythingGame(Game):
@@ -211,6 +216,40 @@ class HoldEverythingGame(Game):
 
 
 # ---- setup ----
+
+    # ---- the big screen (core/snapshot.py) ----
+
+    score_key, score_label = "pawns", "space"
+
+    def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
+        return facts(("Turn", report.get("turn")), ("Stack", report.get("stack")),
+                     ("Face up", len(report.get("face_up") or ())))
+
+    def winners_phrase(self, report: dict[str, Any]) -> str:
+        return "holds nothing!"
+
+    def board_moment(self, report: dict[str, Any]) -> dict[str, Any]:
+        who, phase = report.get("current"), report["phase"]
+        if report.get("claiming"):
+            return text_moment("Who holds nothing?", "press your button \u00b7 NO: back to the game",
+                               title="Claim")
+        if phase == "setup":
+            showing = report.get("showing")
+            return text_moment(f"{showing}'s objects", ", ".join(report["dealt"].get(showing, [])),
+                               title="Deal")
+        if phase == "rolling":
+            return {"kind": "die", "big": f"{who} rolls\u2026", "small": "", "die": None, "player": who}
+        if phase == "colour":
+            mates = " or ".join(report.get("mates") or ())
+            choice = str(report.get("choice"))
+            return {"kind": "die", "big": f"{who} rolled {report.get('die')}",
+                    "small": f"give one to {mates}" if mates else
+                    f"which card? {choice.upper()} ({COLOUR_WORDS.get(choice, '?')}): YES",
+                    "die": report.get("die"), "player": who}
+        if phase == "stack":
+            return text_moment(f"{who} draws {report.get('drawn') or '?'}", "had it? YES / NO", title="Stack")
+        return text_moment(f"{who}'s turn", report.get("last_drop") or report.get("last") or "press your button",
+                           title="Turn", player=who)
 
 def _objects(options: Mapping[str, Any], n: int) -> tuple[tuple[str, ...], str | None]:
     """The first 5 per player of the object list; too few to deal is an error, short a warning."""

@@ -15,6 +15,7 @@ from typing import Any
 from ..core import rand
 from ..core.events import Action, Dial, Judge, MenuChoice, PlayerPress, Sound, Tick, Verdict
 from ..core.frozen import replace
+from ..core.snapshot import facts
 from .base import NO_EFFECTS, Effects, Game, Option, check_known, most, opt_player
 
 STEP_FT = 5                      # one encoder detent
@@ -173,6 +174,36 @@ class HoldYourBreathGame(Game):
     def rules_card(self) -> tuple[str, ...]:
         return ("Dial: swim 5 ft, YES: end", "NO: no air, a Panic", "Diver's button, then",
                 "NO Panic, YES Calm,", "hold YES Shark/Kraken")
+
+    # ---- the big screen (core/snapshot.py) ----
+
+    score_key, score_label = "depths", "depth"
+
+    def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
+        phase = report.get("phase", "")
+        return facts(("Now", "going down" if phase.startswith("descent") else
+                      "coming up" if phase.startswith("ascent") else None),
+                     ("Turns left", report.get("last_turns") if phase.endswith("-last") else None),
+                     ("Turn", report.get("turns")))
+
+    def player_notes(self, report: dict[str, Any]) -> dict[str, str]:
+        surfaced = set(report.get("surfaced") or ())
+        return {p: "surfaced" for p in report["players"] if p in surfaced}
+
+    def winners_phrase(self, report: dict[str, Any]) -> str:
+        return "back up from the deep"
+
+    def board_moment(self, report: dict[str, Any]) -> dict[str, Any]:
+        who, phase = report.get("current"), report["phase"]
+        up = phase.startswith("ascent")
+        small = (f"swim {report['swim']} ft {'up' if up else 'down'}" if report.get("swim") else
+                 report.get("last") or ("press to swim up" if up else "press to dive"))
+        return {"kind": "depths", "big": f"{who}'s turn", "small": small,
+                "depths": report.get("depths") or {}, "anchors": report.get("anchors"),
+                "surfaced": list(report.get("surfaced") or ()), "up": up, "player": who}
+
+    def board_extra(self, report: dict[str, Any]) -> dict[str, Any]:
+        return {"depths": report.get("depths"), "totals": report.get("totals")}
 
 
 def _discard_pick(state: HoldYourBreath) -> HoldYourBreath:

@@ -1,5 +1,11 @@
-"""Find a game by its contract name; modules load on first use. And an engine for one of them,
-with this catalogue behind its "Change game" menu (the engine in `core` knows no game)."""
+"""The games: `GAMES`, the one list of them, and their lookup. A game is two modules of one
+name: games/<module>.py, whose `GAME` carries everything about it (contract name, title, player
+range, options, rules, score and words for the big screen), and ui/<module>.py, whose `draw`
+is its OLED screen (ui/screens.py finds it here). Adding a game is those two modules and one
+line of `GAMES`. Modules load on first use.
+
+Also an engine for one of them, with this catalogue behind its "Change game" menu (the engine
+in `core` knows no game)."""
 from __future__ import annotations
 
 from importlib import import_module
@@ -9,6 +15,7 @@ from ..core.debounce import DEBOUNCE_S
 from ..core.engine import Engine
 from ..core.game import Game
 
+# contract name -> the module of its rules here and of its screen in ui/, in menu order
 GAMES = {
     "grab-bag": "grab_bag",
     "hands-up": "hands_up",

@@ -1,4 +1,5 @@
-"""State to picture: one 128x64 frame from the engine's view; each game draws its own body."""
+"""State to picture: one 128x64 frame from the engine's view; each game draws its own body, in
+the ui module named for it in games/registry.py's `GAMES`."""
 from __future__ import annotations
 
 from importlib import import_module
@@ -8,15 +9,8 @@ from PIL import Image
 
 from . import canvas
 from ..core.menu import CARD_LINES, CONFIRM, PLAY_AGAIN
+from ..games import registry
 from .canvas import banner, centred, left, new_frame, top_banner
-
-SCREENS = {
-    "grab-bag": "grab_bag",
-    "hands-up": "hands_up",
-    "all-wound-up": "all_wound_up",
-    "hold-everything": "hold_everything",
-    "hold-your-breath": "hold_your_breath",
-}
 
 
 def render(view: Any) -> Image.Image:
@@ -36,8 +30,8 @@ def render(view: Any) -> Image.Image:
     if view.menu is not None:
         draw_menu(draw, view.menu)
         return image
-    module = import_module(f"{__package__}.{SCREENS[view.rules.name]}")
-    module.draw(draw, view)
+    screen = import_module(f"{__package__}.{registry.GAMES[view.rules.name]}")
+    screen.draw(draw, view)
     if view.notice:
         banner(draw, view.notice)
     elif view.rules.is_over(view.game):
