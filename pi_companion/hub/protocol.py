@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from ..core.events import HostCommand
+from ..core.game import players_problem
 from ..core.names import name_problem
 from ..core.table import HOST_COMMANDS, names_problem
 from ..games import registry
@@ -197,8 +198,9 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
         if not isinstance(options, dict):
             raise CommandError("options must be an object")
         rules = registry.get(game)
-        if not rules.min_players <= len(players) <= rules.max_players:
-            raise CommandError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players")
+        problem = players_problem(rules, len(players))
+        if problem is not None:
+            raise CommandError(problem)
         try:
             rules.new_game(players, options, 0)
         except OptionError as err:
