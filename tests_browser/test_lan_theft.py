@@ -89,14 +89,13 @@ def test_the_host_qr_never_points_at_a_strangers_page(tmp_path):
             live.tap("YES")
             until(lambda: qr_texts(box.display.device.image), 5, "the OLED never drew the host QR")
             scanned = qr_texts(box.display.device.image)[0]
-            assert scanned == f"http://127.0.0.1:{port}/host#t={live.hub.token}"
             with headless.chromium(*headless.SIZES["phone"]) as phone:
-                phone.get(scanned)
-                headless.wait(phone, lambda d: d.find_element("id", "status").text == "live")
-                time.sleep(1.0)                                 # time for any theft to land
+                phone.get(scanned)                          # the host's phone opens what it scanned
+                time.sleep(1.5)                             # time for a theft to land
+                assert stolen == [] and box.engine.players[0] == "Ada", (stolen, box.engine.players)
                 assert phone.execute_script("return location.host") == f"127.0.0.1:{port}"
-            assert stolen == []
-            assert box.engine.players[0] == "Ada"
+                headless.wait(phone, lambda d: d.find_element("id", "status").text == "live")
+            assert scanned == f"http://127.0.0.1:{port}/host#t={live.hub.token}"
         finally:
             thief.shutdown()
             thief.server_close()
