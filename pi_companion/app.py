@@ -25,12 +25,12 @@ from .config import Config
 from .core.controls import BUTTONS
 from .core.records import SEATS
 from .core.engine import Engine, fold_records
-from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, Pending,
+from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, HotspotState, InputEvent, Pending,
                           PuckStatus, Request, Resume, Sound)
 from .core.game import players_problem
 from .core.frozen import realize_all, replace   # replace: dataclasses.replace without its field
                                                 # walk (per input)
-from .core.records import advance_record, header_seats, quantize, to_record
+from .core.records import advance_record, quantize, to_record
 from .games import registry
 from .hw.display import Display
 from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, QUIET_NAMES, Inbox, RawEdge, build_inputs, player_lines,
@@ -279,7 +279,10 @@ class Box:
         return line
 
     def _use(self, engine: Engine) -> None:
-        """Install a new game's engine: its clock starts now, and so does its log."""
+        """Install a new game's engine: its clock starts now, and so does its log. The box's
+        own Wi-Fi carries over from the game before (its header says so)."""
+        if getattr(self, "engine", None) is not None:
+            engine.hotspot = self.engine.hotspot
         engine.tunes, engine.colours = self.config.tunes, self.config.colours
         self.engine = engine
         self.t0 = self.factory.ticks()
@@ -295,6 +298,8 @@ class Box:
             header = {"game": e.rules.name, "players": list(e.players), "options": e.options, "seed": e.seed}
             if e.seats < SEATS:             # a box with fewer player buttons: MENU > Players knows
                 header["seats"] = e.seats
+            if e.hotspot is not None:       # the box's own Wi-Fi is up as the game starts
+                header["hotspot"] = to_record(HotspotState(0.0, *e.hotspot))["hotspot"]
             self.store.start(header)
 
     def _resume(self) -> bool:
@@ -327,16 +332,7 @@ class Box:
         return True
 
     def _engine_for(self, header: dict[str, Any]) -> Engine:
-        players, options = header.get("players"), header.get("options")
-        if not isinstance(players, list) or not all(isinstance(p, str) and p for p in players) \
-                or len(set(players)) != len(players) or not isinstance(options, dict):
-            raise ValueError("header: players must be unique names and options an object")
-        rules = registry.get(str(header["game"]))
-        problem = players_problem(rules, len(players))
-        if problem is not None:
-            raise ValueError(f"header: {problem}")
-        return registry.new_engine(rules, tuple(players), options, int(header["seed"]),
-                                   debounce_s=self.config.debounce_ms / 1000.0, seats=header_seats(header))
+        return registry.engine_for(header, debounce_s=self.config.debounce_ms / 1000.0)
 
     def _refold(self, reader: Any, good: int) -> Engine:
         """A fresh engine folded through the first `good` records (after a record broke the fold)."""
@@ -846,8 +842,7 @@ class Box:
         if self.store is not None:
             self.store.wait()
             self._tell_saved()
-        self.engine.web = self.web_links
-        frame = render(self.engine)
+        frame = render(self.engine, self.web_links)
         if self.store is not None and self.store.notice:
             banner(ImageDraw.Draw(frame), self.store.notice)
         if self.on_draw is not None:

@@ -16,7 +16,6 @@ from typing import Any
 
 from .config import ConfigError, load_config
 from .core.engine import Engine, fold_records
-from .core.records import header_seats
 from .games import registry
 from .store import GameLog
 
@@ -39,8 +38,7 @@ def fold(header: dict[str, Any], records: list[dict[str, Any]], debounce_s: floa
     """The engine a logged game leads to, the number of records folded into it and, if a record
     ended the valid prefix, why: the daemon's resume (`fold_records`) on the loaded records."""
     def new_engine() -> Engine:
-        return registry.new_engine(header["game"], tuple(header["players"]), header["options"],
-                                   int(header["seed"]), debounce_s=debounce_s, seats=header_seats(header))
+        return registry.engine_for(header, debounce_s=debounce_s)
 
     engine = new_engine()
     count, why, broken = fold_records(engine, records)

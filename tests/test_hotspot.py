@@ -178,13 +178,12 @@ def test_wifi_text_escapes_what_the_format_reserves():
        password=st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), min_size=8, max_size=20))
 def test_any_network_decodes_back_from_the_screen(ssid, password):
     """What a phone camera reads off the OLED is the network, whatever its name and password."""
-    from types import SimpleNamespace
 
     from PIL import ImageDraw
 
     from pi_companion.ui.qr import draw
     image = Image.new("1", (128, 64))
-    draw(ImageDraw.Draw(image), SimpleNamespace(web=(URL, "", URL, "", ssid, password)), "wifi")
+    draw(ImageDraw.Draw(image), (URL, "", URL, "", ssid, password), "wifi")
     assert codes(image) == [wifi_text(ssid, password)]
 
 

@@ -111,7 +111,7 @@ def live_box(monkeypatch):
     frames_in_window: list[int] = []
     real = app.render
 
-    def render(engine: Any) -> Any:
+    def render(engine: Any, links: tuple[str, ...] = ()) -> Any:
         if engine.window is not None:
             frames_in_window.append(1)
         return real(engine)
@@ -204,7 +204,7 @@ def _idle_box(monkeypatch: Any, **kw: Any) -> tuple[Box, CountingQueue, list[int
     box.queue = counting = CountingQueue(box.queue)   # type: ignore[assignment]
     renders: list[int] = []
     real = app.render
-    monkeypatch.setattr(app, "render", lambda engine: (renders.append(1), real(engine))[1])
+    monkeypatch.setattr(app, "render", lambda engine, links=(): (renders.append(1), real(engine, links))[1])
     return box, counting, renders
 
 

@@ -81,7 +81,7 @@ def chatter(p: MockPin, rng: random.Random, pressed: bool) -> None:
 def test_ten_thousand_chattering_presses_count_exactly(factory, monkeypatch):
     # The frame is not under test and rendering it costs ~3 ms: draw nothing.
     blank = Image.new("1", (128, 64))
-    monkeypatch.setattr(app, "render", lambda view: blank)
+    monkeypatch.setattr(app, "render", lambda view, links=(): blank)
     box = make_box(grab_bag(), factory, Display(None))
     rng = random.Random(10_000)
     buttons = [pin(factory, f"P{i}") for i in range(1, 5)]
@@ -143,7 +143,7 @@ def play_round(factory: MockFactory, box: Box, rng: random.Random) -> None:
     tap(rng.choice(["YES", "NO", "YES"]))
 
 
-def quick_frame(view: Any) -> Image.Image:
+def quick_frame(view: Any, links: tuple[str, ...] = ()) -> Image.Image:
     """A cheap stand-in for the screens (~3 ms a frame): score bars and a phase mark."""
     image = Image.new("1", (128, 64))
     draw = ImageDraw.Draw(image)

@@ -110,11 +110,10 @@ def test_the_host_qr_uses_two_pixel_modules():
 
     from pi_companion.ui.qr import draw as draw_qr, qr_matrix
 
-    class View:
-        web = (URL, f"{URL}host#t=AbCdEfGhIjKl")
-    assert len(qr_matrix(View.web[1])) == 29
+    links = (URL, f"{URL}host#t=AbCdEfGhIjKl")
+    assert len(qr_matrix(links[1])) == 29
     image = Image.new("1", (128, 64))
-    draw_qr(ImageDraw.Draw(image), View(), "host")
+    draw_qr(ImageDraw.Draw(image), links, "host")
     assert image.crop((0, 0, 64, 64)).getbbox() == (1, 1, 63, 63)      # 31 modules x 2 px
 
 
@@ -170,12 +169,11 @@ def test_a_long_name_goes_on_two_lines_and_nothing_leaves_the_screen(text_boxes)
 
     from pi_companion.ui.qr import draw as draw_qr
 
-    class View:
-        web = ("http://10.0.0.200:8080/", "http://10.0.0.200:8080/host#t=AbCdEfGhIjKl",
-               "http://pi-companion.local:8080/", "http://10.0.0.200:8080/")
+    links = ("http://10.0.0.200:8080/", "http://10.0.0.200:8080/host#t=AbCdEfGhIjKl",
+             "http://pi-companion.local:8080/", "http://10.0.0.200:8080/")
     for which in ("board", "host"):
         text_boxes.clear()
-        draw_qr(ImageDraw.Draw(Image.new("1", (128, 64))), View(), which)
+        draw_qr(ImageDraw.Draw(Image.new("1", (128, 64))), links, which)
         texts = [t for t, _ in text_boxes]
         assert texts[1:5] == ["pi-companion", ".local", "10.0.0.200", ":8080"], texts
         assert all(64 <= b[0] and b[2] <= 128 and 0 <= b[1] and b[3] <= 64 for _, b in text_boxes), text_boxes

@@ -22,7 +22,8 @@ from .arbiter import PENDING_GRACE_S, Window, complete, decide
 from .controls import BUTTONS, HOLD_S, LONG_S, STEPS_PER_DETENT, Controls
 from .debounce import DEBOUNCE_S, Debouncer
 from .events import (Buzz, BuzzOpened, Edge, Effect, EncoderLevel, HallCounts, HallLevel, HallStep,
-                     HostCommand, InputEvent, Pending, PuckReset, PuckStatus, Resume, Sound, Tick, Turn)
+                     HostCommand, HotspotState, InputEvent, Pending, PuckReset, PuckStatus, Resume, Sound,
+                     Tick, Turn)
 from .frozen import replace
 from .game import Catalogue, Game
 from .quadrature import Quadrature
@@ -251,6 +252,8 @@ class Engine(Tabletop):
             self._resume(event)
         elif isinstance(event, HostCommand):
             self._host(event)
+        elif isinstance(event, HotspotState):
+            self._hotspot(event)
 
     def _resume(self, event: Resume) -> None:
         """The box (re)started: nothing from before the cut is in flight any more (see `Resume`).

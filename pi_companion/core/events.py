@@ -61,6 +61,16 @@ class PuckStatus:
 
 
 @lazy_frozen
+class HotspotState:
+    """The box's own Wi-Fi hotspot came up, as network `ssid` with the box at `address` on it
+    (`address` "" if not known), or went down (`ssid` ""). Its password is never an input: it
+    reaches the Wi-Fi QR from the hub, at drawing time."""
+    t: float
+    ssid: str = ""
+    address: str = ""
+
+
+@lazy_frozen
 class Resume:
     """The box started on this log at `t`: after a power cut (`t` is then the last logged time),
     or on a fresh log while a button was down. Whatever was in flight is over: every button is
@@ -102,7 +112,8 @@ class Pending:
     until: float
 
 
-InputEvent = Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus | Resume | HostCommand | Pending
+InputEvent = (Edge | Turn | EncoderLevel | HallLevel | HallCounts | PuckStatus | Resume | HostCommand | Pending
+              | HotspotState)
 
 # ---- actions (what the engine hands to a game) ----
 

@@ -6,10 +6,11 @@ values the log holds and folding the log again reaches the same state, bit for b
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from .events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, InputEvent, Pending,
-                     PuckStatus, Resume, Turn)
+from .events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand, HotspotState, InputEvent,
+                     Pending, PuckStatus, Resume, Turn)
 
 Record = dict[str, Any]
 TIME_DIGITS = 6
@@ -64,16 +65,9 @@ def to_record(event: InputEvent) -> Record:
     if isinstance(event, Pending):
         return {"t": t, "pending": list(event.buttons), "until": quantize(event.until)}
     if isinstance(event, HostCommand):
-        rec: Record = {"t": t, "host": event.command}
-        if event.player >= 0:
-            rec["player"] = event.player
-        if event.name:
-            rec["name"] = event.name
-        if event.options:
-            rec["options"] = event.options
-        if event.delta:
-            rec["delta"] = event.delta
-        return rec
+        return {"t": t, "host": event.command, **host_fields(event)}
+    if isinstance(event, HotspotState):
+        return {"t": t, "hotspot": {"ssid": event.ssid, "address": event.address} if event.ssid else None}
     raise TypeError(f"not an input event: {event!r}")
 
 
@@ -124,10 +118,73 @@ def from_record(rec: Record) -> InputEvent | float:
         return HallCounts(t, str(rec["boot"]), int(rec["net"]), int(rec["invalid"]))
     if rec.get("puck") == "status":
         return PuckStatus(t, bool(rec["connected"]), str(rec["boot"]))
+    if "hotspot" in rec:
+        return hotspot_state(t, rec["hotspot"])
     if "host" in rec:
-        return HostCommand(t, str(rec["host"]), int(rec.get("player", -1)), str(rec.get("name", "")),
-                           str(rec.get("options", "")), int(rec.get("delta", 0)))
+        return host_command(t, rec)
     raise ValueError(f"unknown record {rec!r}")
+
+
+def host_fields(cmd: HostCommand) -> Record:
+    """A host command's fields as the host's page sends them and the log records them:
+    `rename` player and name, `players` names, `switch` game (and options), `dial` delta,
+    `menu` key; the other commands have none. Options that are not JSON (no page sends them)
+    stay the text they are, so that the fold meets the refusal the box met."""
+    if cmd.command == "rename":
+        return {"player": cmd.player, "name": cmd.name}
+    if cmd.command == "players":
+        try:
+            return {"names": json.loads(cmd.options) if cmd.options else []}
+        except ValueError:
+            return {"options": cmd.options}
+    if cmd.command == "switch":
+        try:
+            options = json.loads(cmd.options) if cmd.options else None
+        except ValueError:
+            return {"name": cmd.name, "options": cmd.options}
+        return {"game": cmd.name, **({"options": options} if options else {})}
+    if cmd.command == "dial":
+        return {"delta": cmd.delta}
+    if cmd.command == "menu":
+        return {"key": cmd.name}
+    return {}
+
+
+def host_command(t: float, rec: Record) -> HostCommand:
+    """The HostCommand a record (or a checked message) holds. Logs of version 2 and before kept
+    `players`' names and `switch`'s options as JSON text in `options`, and `switch`'s game and
+    `menu`'s key in `name`: those read the same."""
+    command = str(rec["host"] if "host" in rec else rec["cmd"])
+    name, options = str(rec.get("name", "")), rec.get("options", "")
+    if command == "players" and "names" in rec:
+        options = json.dumps(list(rec["names"]))
+    elif command == "switch" and "game" in rec:
+        name = str(rec["game"])
+        options = json.dumps(options, separators=(",", ":")) if options else ""
+    elif command == "menu" and "key" in rec:
+        name = str(rec["key"])
+    if not isinstance(options, str):
+        raise ValueError(f"bad host options in {rec!r}"[:120])
+    return HostCommand(t, command, int(rec.get("player", -1)), name, options, int(rec.get("delta", 0)))
+
+
+SSID_MAX = 32           # bytes, as Wi-Fi allows
+ADDRESS_MAX = 64
+
+
+def hotspot_state(t: float, value: Any) -> HotspotState:
+    """A `hotspot` record's or scenario event's value: null (down) or {"ssid", "address"} (up).
+    ValueError with a one-line reason otherwise."""
+    if value is None:
+        return HotspotState(t)
+    if not isinstance(value, dict) or set(value) - {"ssid", "address"}:
+        raise ValueError('hotspot: null or {"ssid": S, "address": A}')
+    ssid, address = value.get("ssid"), value.get("address", "")
+    if not isinstance(ssid, str) or not 1 <= len(ssid.encode()) <= SSID_MAX or not ssid.isprintable():
+        raise ValueError(f"hotspot.ssid: 1 to {SSID_MAX} bytes of printable text")
+    if not isinstance(address, str) or len(address) > ADDRESS_MAX or not address.isprintable():
+        raise ValueError("hotspot.address: an IP address or \"\"")
+    return HotspotState(t, ssid, address)
 
 
 SEATS = 8       # player buttons a box has at most (a log's header says `seats` if fewer)

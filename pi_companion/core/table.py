@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from . import rand
-from .events import (Action, BuzzOrder, Dial, Effect, HostCommand, Judge, MenuChoice, PlayerHold,
+from .events import (Action, BuzzOrder, Dial, Effect, HostCommand, HotspotState, Judge, MenuChoice, PlayerHold,
                      PlayerPress, Request, Sound, Undone, Verdict)
 from .frozen import lazy_frozen, replace
 from .game import Catalogue, Game, players_problem, players_range
@@ -93,8 +93,7 @@ class Tabletop:
         self.tunes: tuple[str, ...] = DEFAULT_TUNES      # the players' buzz tunes (the config's)
         self.colours: tuple[str, ...] = DEFAULT_COLOURS  # their buttons' colours (the config's)
         self.notice = ""
-        self.web: tuple[str, ...] = ("", "")     # QR: board, host link; text: NAME.local, IP;
-                                                 # the hotspot's name and password (hub.links)
+        self.hotspot: tuple[str, str] | None = None     # (ssid, address) while the box's own Wi-Fi is up
         self.shutdown_requested = False
         self.games_played = 0
         self.presses = 0                                  # debounced player presses seen
@@ -269,6 +268,19 @@ class Tabletop:
         out, self._effects = self._effects, []
         return out
 
+    # ---- the box's own Wi-Fi (a logged input: what the menu offers depends on it) ----
+
+    def _hotspot(self, event: HotspotState) -> None:
+        """The hotspot came up (its Wi-Fi QR opens, for the first phone to join), went down, or
+        changed; the same state again changes nothing."""
+        state = (event.ssid, event.address) if event.ssid else None
+        if state == self.hotspot:
+            return
+        came_up = self.hotspot is None
+        self.hotspot = state
+        if came_up:
+            self.menu = Menu((), qr="wifi")
+
     # ---- the host's remote (a logged input like a press; never a player's press) ----
 
     def _host(self, cmd: HostCommand) -> None:
@@ -308,7 +320,7 @@ class Tabletop:
             self._step(Dial(cmd.t, 1 if cmd.delta > 0 else -1))
         elif cmd.command == "menu":          # one of the game's own menu entries (pause, the bank)
             self._game_menu(cmd.name, cmd.t)
-        elif cmd.command == "wifi":          # the box's own hotspot came up (the hub, not a host)
+        elif cmd.command == "wifi":          # a log from before hotspot records: it came up
             self.menu = Menu((), qr="wifi")
         else:
             self.notice = f"unknown host command {cmd.command[:16]}"
@@ -469,8 +481,8 @@ class Tabletop:
             _, count, which = key.split(":")
             self._set_players(dict(self._name_sets(int(count))).get(which))
         elif key == "web":
-            # On the box's own hotspot a phone joins its Wi-Fi first (hub.links: web[4] is its name).
-            wifi = (("web:wifi", "Join box Wi-Fi"),) if len(self.web) > 4 and self.web[4] else ()
+            # On the box's own hotspot a phone joins its Wi-Fi first.
+            wifi = (("web:wifi", "Join box Wi-Fi"),) if self.hotspot is not None else ()
             self.menu = Menu(wifi + (("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
                                      ("web:newhost", "New host")))
         elif key in ("web:board", "web:host", "web:wifi"):

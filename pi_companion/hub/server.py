@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core.events import HostCommand
+from ..core.events import HostCommand, HotspotState
 from ..core.snapshot import numbered, table_view
 from . import protocol
 from .addresses import address_url
@@ -78,7 +78,7 @@ class Hub:
         self.hotspot: Hotspot | None = None
         self.host_token = HostToken(token_dir)
         self.address = ""                       # the board by IP, as the web process reports it
-        self.submit: Callable[[HostCommand, Saved | None], None] | None = None
+        self.submit: Callable[[HostCommand | HotspotState, Saved | None], None] | None = None
         self.show_links: Callable[[tuple[str, ...]], None] = lambda links: None
         self.players: tuple[str, ...] = ()
         self.lock = threading.Lock()
@@ -131,8 +131,9 @@ class Hub:
         return (qr, f"{qr}host#t={self.token}", self.board_url, by_ip) + wifi
 
     def check_hotspot(self) -> None:
-        """Read the hotspot file again. When the hotspot has just come up, the box shows its
-        Wi-Fi QR: an input on the box's queue, logged like a press, that any button closes."""
+        """Read the hotspot file again. A change is an input on the box's queue, logged like a
+        press (the menu offers "Join box Wi-Fi" while the hotspot is up, and its coming up opens
+        the Wi-Fi QR); the password goes only into the links the QR screen draws."""
         if self.hotspot_path is None:
             return
         try:
@@ -142,15 +143,15 @@ class Hub:
             hotspot = None
         if hotspot == self.hotspot:
             return
-        came_up = self.hotspot is None
         self.hotspot = hotspot
         self.show_links(self.links())
         if hotspot is None:
             log.info("hotspot off")
-            return
-        log.info('hotspot on: Wi-Fi "%s" at %s', hotspot.ssid, hotspot.address or "an unknown address")
-        if came_up and self.submit is not None:
-            self.submit(HostCommand(0.0, "wifi"), None)
+        else:
+            log.info('hotspot on: Wi-Fi "%s" at %s', hotspot.ssid, hotspot.address or "an unknown address")
+        if self.submit is not None:
+            self.submit(HotspotState(0.0, hotspot.ssid, hotspot.address) if hotspot is not None
+                        else HotspotState(0.0), None)
 
     # ---- the loop thread's side (never blocks) ----
 

@@ -38,11 +38,12 @@ def wifi_text(ssid: str, password: str) -> str:
     return f"WIFI:T:WPA;S:{escaped(ssid)};P:{escaped(password)};;"
 
 
-def draw(draw: Any, view: Any, which: str) -> None:
+def draw(draw: Any, links: tuple[str, ...], which: str) -> None:
+    """The QR screen `which` ("board", "host", "wifi") for `links` (see `screens.render`)."""
     if which == "wifi":
-        draw_wifi(draw, view)
+        draw_wifi(draw, links)
         return
-    board, host = view.web[:2]
+    board, host = (tuple(links) + ("", ""))[:2]
     url = host if which == "host" else board
     if not url:
         centred(draw, 4, "Big screen is off", 11)
@@ -54,7 +55,7 @@ def draw(draw: Any, view: Any, which: str) -> None:
     # Beside the code, to type (Android phones often cannot resolve NAME.local): the name (cut
     # before ".local" when it is too long for one line), the IP address, the port; then the
     # hint when there is room. The smallest size still reads on the OLED.
-    name, ip, port = addresses(view.web)
+    name, ip, port = addresses(links)
     lines = [("HOST" if which == "host" else "TV/phone", 10)]
     head, dot, tail = name.rpartition(".")
     if dot and text_width(name, 7) > 62:
@@ -72,9 +73,9 @@ def draw(draw: Any, view: Any, which: str) -> None:
     left(draw, 66, 55, "host only" if which == "host" else "NO: back", 8)
 
 
-def draw_wifi(draw: Any, view: Any) -> None:
+def draw_wifi(draw: Any, links: tuple[str, ...]) -> None:
     """The box's own Wi-Fi: its code, name and password; YES then shows the page's code."""
-    ssid, password = (view.web[4], view.web[5]) if len(view.web) > 5 else ("", "")
+    ssid, password = (links[4], links[5]) if len(links) > 5 else ("", "")
     if not ssid:
         centred(draw, 10, "The box's Wi-Fi", 11)
         centred(draw, 26, "hotspot is off", 11)

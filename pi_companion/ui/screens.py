@@ -13,8 +13,10 @@ from ..games import registry
 from .canvas import banner, centred, left, new_frame, top_banner
 
 
-def render(view: Any) -> Image.Image:
-    """`view` is the engine (rules, players, game, table, menu, notice, ...)."""
+def render(view: Any, links: tuple[str, ...] = ()) -> Image.Image:
+    """`view` is the engine (rules, players, game, table, menu, notice, ...); `links` what the
+    QR screens carry, as the hub makes them (`Hub.links`: the board's and the host's URLs, the
+    address by name and by IP, the hotspot's name and password), none of it game state."""
     image, draw = new_frame()
     seconds = view.power_off_in()
     if seconds is not None:                 # MENU held: over everything, until it is let go
@@ -25,7 +27,7 @@ def render(view: Any) -> Image.Image:
         return image
     if view.menu is not None and view.menu.qr:
         from .qr import draw as draw_qr   # deferred: the QR encoder's imports cost every start
-        draw_qr(draw, view, view.menu.qr)
+        draw_qr(draw, links, view.menu.qr)
         return image
     if view.menu is not None:
         draw_menu(draw, view.menu)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core.records import from_record, header_seats
+from ..core.records import from_record
 from ..core.snapshot import table_view
 from ..games import registry
 from ..store import history_files, open_log
@@ -30,8 +30,7 @@ def game_summary(path: Path) -> dict[str, Any] | None:
     try:
         with open_log(path) as reader:         # the store's own reader: checksums, v1 and v2
             header = reader.header
-            engine = registry.new_engine(header["game"], tuple(header["players"]),
-                                         header["options"], int(header["seed"]), seats=header_seats(header))
+            engine = registry.engine_for(header)
             finished = None                # the table when the game ended (before any "new game")
             buzzes: dict[tuple[int, float], tuple[str, float | None]] = {}
             at_end: dict[tuple[int, float], tuple[str, float | None]] = {}
