@@ -1,7 +1,10 @@
 """The replay contract: a scripted table session through the live pipeline on a virtual clock.
 
-`parse_scenario` reads a scenario file's bytes, `load_scenario` checks a parsed scenario and names the first problem (`ScenarioError`);
-`run_scenario` feeds it to the engine and returns the report. No file or clock is touched here.
+`parse_scenario` reads a scenario file's bytes, `load_scenario` checks a parsed scenario and names
+the first problem (`ScenarioError`); `run_scenario` feeds it to the engine and returns the report.
+A host command is checked when it comes, against the players at the table then, by the same
+parser as the live box's hub (`hub/protocol.py`): one the hub would refuse does nothing, and the
+report lists it under `refused`. No file or clock is touched here.
 """
 from __future__ import annotations
 
@@ -10,14 +13,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .core.events import Edge, HallLevel, InputEvent, Turn
+from .core.events import Edge, HallLevel, HostCommand, InputEvent, Turn
 from .core.game import Game, players_problem
+from .core.records import hotspot_state
+from .core.table import HOST_COMMANDS
 from .games import registry
 from .games.base import OptionError
+from .hub.protocol import FIELDS, CommandError, parse_command
 
 TOP_KEYS = {"game", "players", "options", "seed", "end", "events"}
 BUTTON_NAMES = {f"P{i}" for i in range(1, 9)} | {"YES", "NO", "MENU"}
-KINDS = ("press", "release", "turn", "hall")
+KINDS = ("press", "release", "turn", "hall", "host", "hotspot")
 
 # Limits (docs/replay.md, "Limits"): a scenario is a table session, not a stress test. Beyond
 # them it is rejected, so a replay always ends, in seconds and in a few megabytes.
@@ -45,7 +51,7 @@ class Scenario:
     options: dict[str, Any]
     seed: int
     end: float | None
-    events: tuple[InputEvent, ...]
+    events: tuple[InputEvent | dict[str, Any], ...]    # a host command: its message, checked when it comes
 
 
 def _number(value: Any) -> bool:
@@ -161,17 +167,28 @@ def _event(index: int, ev: Any, n_players: int) -> InputEvent:
     if not isinstance(ev, dict):
         raise ScenarioError(f"{where}: must be an object")
     kinds = [k for k in KINDS if k in ev]
-    allowed = {"t"} | set(kinds) | ({"level"} if kinds == ["hall"] else set())
+    fields = {"level"} if kinds == ["hall"] else set(FIELDS.get(ev["host"], ())) \
+        if kinds == ["host"] and isinstance(ev["host"], str) else set()
+    allowed = {"t"} | set(kinds) | fields
     for key in ev:
         if key not in allowed:
-            what = "unknown field" if key not in KINDS and key != "level" else "unexpected field"
-            raise ScenarioError(f"{where}: {what} {key!r}")
+            known = key in KINDS or key == "level" or any(key in f for f in FIELDS.values())
+            raise ScenarioError(f"{where}: {'unexpected' if known else 'unknown'} field {key!r}")
     if len(kinds) != 1:
-        raise ScenarioError(f"{where}: needs exactly one of press, release, turn, hall")
+        raise ScenarioError(f"{where}: needs exactly one of {', '.join(KINDS)}")
     t = ev.get("t")
     if not _time(t):
         raise ScenarioError(f"{where}: t must be a number of seconds from 0 to {MAX_TIME_S:.0f}")
     kind = kinds[0]
+    if kind == "host":
+        if ev["host"] not in HOST_COMMANDS:
+            raise ScenarioError(f"{where}: unknown host command {json.dumps(ev['host'])} (one of {', '.join(HOST_COMMANDS)})")
+        return {**ev, "t": float(t)}
+    if kind == "hotspot":
+        try:
+            return hotspot_state(float(t), ev["hotspot"])
+        except ValueError as err:
+            raise ScenarioError(f"{where}: {err}") from None
     if kind in ("press", "release"):
         return Edge(float(t), _button(where, ev[kind], n_players), kind == "press")
     if kind == "turn":
@@ -195,8 +212,20 @@ def _button(where: str, name: Any, n_players: int) -> str:
 
 def run_scenario(scenario: Scenario) -> dict[str, Any]:
     engine = registry.new_engine(scenario.game, scenario.players, scenario.options, scenario.seed)
-    for event in scenario.events:
+    refused: list[dict[str, Any]] = []
+    for index, event in enumerate(scenario.events):
+        if isinstance(event, dict):
+            try:
+                command = parse_command({**event, "cmd": event["host"]}, tuple(engine.players))
+            except CommandError as err:
+                refused.append({"event": index, "error": str(err)})
+                continue
+            event = HostCommand(event["t"], command.command, command.player, command.name,
+                                command.options, command.delta)
         engine.feed(event)
     if scenario.end is not None:
         engine.advance(scenario.end)
-    return engine.report()
+    report = engine.report()
+    if refused:
+        report["refused"] = refused
+    return report

@@ -149,7 +149,7 @@ def test_the_hosts_players_command_is_logged_and_starts_a_new_game_with_them(moc
     header, records = _load_file(old)
     (logged,) = [r for r in records if "host" in r]          # logged like a press
     assert logged["host"] == "players"
-    assert json.loads(logged["options"]) == ["Ada", "Ben", "Cy", "Dee", "Eve", "Fay"]
+    assert logged["names"] == ["Ada", "Ben", "Cy", "Dee", "Eve", "Fay"]
     assert fold(old)[1].notice == "New game: 6 players"
     assert fold(tmp_path)[0]["players"] == ["Ada", "Ben", "Cy", "Dee", "Eve", "Fay"]
 
