@@ -380,8 +380,9 @@ def kill_after_each_answer(tmp_path: Path, names: list[str]) -> list[str]:
                     web, base = start_web(state, state / "hub.sock")
                 token = (state / "host-token").read_text().strip()
                 body = json.dumps({"cmd": "rename", "player": 1, "name": name}).encode()
-                for _ in range(100):                  # the web process's link comes back
-                    status, reply = post(base + "/api/command", body, {"X-Host-Token": token})
+                port = int(base.rsplit(":", 1)[1])
+                for attempt in range(100):            # the web process's link comes back
+                    status, reply = command(port, f"127.0.1.{2 + attempt}", body, token)
                     if status != 503:
                         break
                     time.sleep(0.05)
