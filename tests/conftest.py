@@ -12,6 +12,11 @@ from typing import Any
 
 import pytest
 from gpiozero import Device
+from hypothesis import settings
+
+# A property holds or not whatever the machine's load: no example fails for being slow.
+settings.register_profile("pi-companion", deadline=None)
+settings.load_profile("pi-companion")
 from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin
 from PIL import ImageDraw
 

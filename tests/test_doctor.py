@@ -88,7 +88,9 @@ def test_doctor_on_a_pi_still_fails_on_its_pins_and_state(tmp_path):
     from types import SimpleNamespace
     from pi_companion.doctor import doctor, is_pc
     lines = []
-    args = SimpleNamespace(config=str(tmp_path / "absent.toml"), pins=None)
+    config = tmp_path / "config.toml"             # not the machine's: its state dir may exist
+    config.write_text(f"[box]\nstate_dir = '{tmp_path / 'not-made-yet'}'\n")
+    args = SimpleNamespace(config=str(config), pins=None)
     assert doctor(args, lines.append, pc=False) == 1
     assert any(l.startswith("FAIL state") for l in lines)
     (tmp_path / "dev").mkdir()
