@@ -30,6 +30,7 @@ from .core.events import (Edge, EncoderLevel, HallCounts, HallLevel, HostCommand
 from .core.frozen import realize_all, replace   # replace: dataclasses.replace without its field
                                                 # walk (per input)
 from .core.records import advance_record, header_seats, quantize, to_record
+from .gamelog import Damaged, GameLog, open_log
 from .games import registry
 from .hw.display import Display
 from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, QUIET_NAMES, Inbox, RawEdge, build_inputs, player_lines,
@@ -37,7 +38,6 @@ from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, QUIET_NAMES, Inbox, RawEdge, 
 from .hw.outputs import Leds, Piezo
 from .link.mailbox import PuckMailbox
 from .core.table import GameBefore
-from .store import Damaged, GameLog, open_log
 from .ui.canvas import banner
 from .ui.screens import farewell, render
 

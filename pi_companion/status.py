@@ -17,8 +17,8 @@ from typing import Any
 from .config import ConfigError, load_config
 from .core.engine import Engine, fold_records
 from .core.records import header_seats
+from .gamelog import GameLog
 from .games import registry
-from .store import GameLog
 
 
 class _Said(logging.Handler):
