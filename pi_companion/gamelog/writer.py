@@ -215,6 +215,9 @@ class GameLog:
             thread.join(timeout=10)
             self._thread = None
             self._stopping = False
+        self._close_fd()
+
+    def _close_fd(self) -> None:
         if self._fd is not None:
             try:
                 os.close(self._fd)
@@ -300,12 +303,7 @@ class GameLog:
                 return
 
     def _new_game(self, header: dict[str, Any]) -> None:
-        if self._fd is not None:
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
-            self._fd = None
+        self._close_fd()
         # A game whose records never reached the disk ends here: the new game is what counts.
         self._backlog = []
         self._header, self._linked = header, None
