@@ -25,7 +25,7 @@ from harness import BLANK, PINS, Jump, JumpFactory, WatchedPin, grab_bag, make_b
 
 from pi_companion import app
 from pi_companion.config import Config
-from pi_companion.store import GameLog
+from pi_companion.gamelog import GameLog
 
 DECISIONS = 150
 WINDS = 40

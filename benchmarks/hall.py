@@ -22,8 +22,8 @@ from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge, HallLevel
 from pi_companion.core.quadrature import Quadrature
+from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
-from pi_companion.store import GameLog
 
 HAND_EDGES_PER_S = 40
 DECODER_EDGES = 400_000

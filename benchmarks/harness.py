@@ -18,8 +18,8 @@ from pi_companion import app
 from pi_companion.app import Box
 from pi_companion.assemble import assemble
 from pi_companion.config import Config
+from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display
-from pi_companion.store import GameLog
 from pi_companion.hw.pinmap import load_pinmap
 
 ROOT = Path(__file__).resolve().parent.parent

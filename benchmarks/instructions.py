@@ -43,7 +43,7 @@ def buzzes(count: int) -> None:
     sys.path.insert(0, str(HERE))
     from harness import ROOT, Jump, JumpFactory, WatchedPin, grab_bag, make_box, pin
 
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     factory = JumpFactory(pin_class=WatchedPin)
     with tempfile.TemporaryDirectory(prefix="bench-instructions-", dir=ROOT) as state:
         store = GameLog(state)
@@ -122,7 +122,7 @@ def spin(periods: int, part: str) -> None:
     from harness import PLAYERS, ROOT, Jump, JumpFactory, WatchedPin, make_box
 
     from pi_companion.config import Config
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     factory = JumpFactory(pin_class=WatchedPin)
     config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False,
                     games={"all-wound-up": {"settle_ms": 10000}})

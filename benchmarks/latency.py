@@ -53,8 +53,8 @@ from harness import (
 
 from pi_companion import app
 from pi_companion.app import Box, Wake
+from pi_companion.gamelog import GameLog
 from pi_companion.hw.inputs import RawEdge
-from pi_companion.store import GameLog
 
 PRESSES = 10_000
 DAEMON_PRESSES = int(os.environ.get("BENCH_DAEMON_PRESSES", "1000"))

@@ -32,8 +32,8 @@ from pi_companion.config import Config  # noqa: E402
 from pi_companion.core.engine import Engine  # noqa: E402
 from pi_companion.core.events import Edge, EncoderLevel, HallLevel, InputEvent  # noqa: E402
 from pi_companion.core.records import advance_record, to_record  # noqa: E402
+from pi_companion.gamelog import GameLog, encode  # noqa: E402
 from pi_companion.games import registry  # noqa: E402
-from pi_companion.store import GameLog, encode  # noqa: E402
 
 SIZES = (100_000, 600_000, 1_000_000)
 RUNS = 3
@@ -106,7 +106,7 @@ def child(state: str) -> None:
     """In a fresh interpreter: construct a Box over `state`; time, VmHWM, the report's hash."""
     from harness import make_box
     from pi_companion.hw.display import Display
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     from gpiozero.pins.mock import MockFactory, MockPWMPin
     factory = MockFactory(pin_class=MockPWMPin)
     start, cpu = time.perf_counter(), time.process_time()

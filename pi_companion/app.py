@@ -31,6 +31,7 @@ from .core.game import players_problem
 from .core.frozen import realize_all, replace   # replace: dataclasses.replace without its field
                                                 # walk (per input)
 from .core.records import advance_record, quantize, to_record
+from .gamelog import Damaged, GameLog, open_log
 from .games import registry
 from .hw.display import Display
 from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, QUIET_NAMES, Inbox, RawEdge, build_inputs, player_lines,
@@ -38,7 +39,6 @@ from .hw.inputs import (BUTTON_NAMES, LEVEL_NAMES, QUIET_NAMES, Inbox, RawEdge, 
 from .hw.outputs import Leds, Piezo
 from .link.mailbox import PuckMailbox
 from .core.table import GameBefore
-from .store import Damaged, GameLog, open_log
 from .ui.canvas import banner
 from .ui.screens import farewell, render
 

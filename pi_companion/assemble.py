@@ -31,9 +31,9 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from .app import Box
 from .config import Config, ConfigError, check_buttons, check_game, load_config_arg
+from .gamelog import GameLog, StateDirBusy, lock_state_dir
 from .games import registry
 from .hw.display import Display, open_device
-from .store import GameLog, StateDirBusy, lock_state_dir
 
 if TYPE_CHECKING:      # imported where used: the hub (hmac, secrets: OpenSSL) only with the
     from .hub import Hub                  # web on, the fake puck only in `simulate` (#27 item 4)

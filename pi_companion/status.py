@@ -16,8 +16,8 @@ from typing import Any
 
 from .config import ConfigError, load_config
 from .core.engine import Engine, fold_records
+from .gamelog import GameLog
 from .games import registry
-from .store import GameLog
 
 
 class _Said(logging.Handler):

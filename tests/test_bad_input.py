@@ -143,7 +143,7 @@ def runs(config: Config, state_dir: Path) -> None:
 
     from pi_companion.app import Box
     from pi_companion.assemble import make_display
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     factory = MockFactory(pin_class=MockPWMPin)
     config = replace(config, state_dir=str(state_dir), seed=config.seed or 1)
     box = Box(config, factory, make_display("dummy", config), store=GameLog(config.state_dir, config.history))

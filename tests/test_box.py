@@ -75,7 +75,7 @@ def test_a_frame_that_differs_by_one_pixel_is_sent_and_one_drawn_on_after_is_not
 def test_switching_game_after_a_while_starts_the_new_game_at_its_beginning(mock_factory, tmp_path):
     from pi_companion.app import Wake
     from pi_companion.core.events import Request
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), mock_factory,
               Display(None), store=GameLog(tmp_path))
     try:

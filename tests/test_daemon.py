@@ -176,7 +176,7 @@ def test_idle_without_a_display_once_its_retry_is_due(tmp_path):
     when the loop starts, and the second is 5 s after that. The measured seconds follow a due,
     failed retry, as 6 s into a new game would, without waiting those 6 s."""
     from pi_companion.config import DEFAULT_PLAYERS
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
 
     store = GameLog(tmp_path / "state")
     store.start({"game": "grab-bag", "players": list(DEFAULT_PLAYERS), "options": {}, "seed": 1})

@@ -17,10 +17,10 @@ from pi_companion.config import Config
 from pi_companion.core.engine import fold_records
 from pi_companion.core.records import header_seats
 from pi_companion.core.events import Edge, HallLevel, HostCommand, Turn
+from pi_companion.gamelog import GameLog, open_log
 from pi_companion.games import registry
 from pi_companion.hub import parse_command
 from pi_companion.hw.display import Display
-from pi_companion.store import GameLog, open_log
 
 NAMES = ("Ada", "Ben", "Cy", "Di", "Eve", "Fay", "Gus", "Hal")
 GAMES = tuple(registry.available())

@@ -23,7 +23,7 @@ from pi_companion.hub import Hub
 from pi_companion.hub.protocol import CommandError, parse_command
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog, open_log
+from pi_companion.gamelog import GameLog, open_log
 
 PINS = load_pinmap()
 BOARD = "http://box.local:8080/"

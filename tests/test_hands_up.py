@@ -616,7 +616,7 @@ def test_the_log_of_an_idle_box_stops_growing(mock_factory, tmp_path):
     from pi_companion.app import Box, Wake
     from pi_companion.config import Config
     from pi_companion.hw.display import Display
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     config = Config(game="hands-up", players=("Ada", "Ben"), seed=1, sound=False,
                     games={"hands-up": {"cards": 4, "beat_ms": 300}})
     box = Box(config, mock_factory, Display(None), store=GameLog(tmp_path))

@@ -9,7 +9,7 @@ import errno
 import logging
 
 from pi_companion.core.events import HostCommand
-from pi_companion.store import GameLog, history_files
+from pi_companion.gamelog import GameLog, history_files
 from pi_companion.web.history import history
 from pi_companion.web.live import live_box
 from pi_companion.webshots import judged

@@ -13,8 +13,8 @@ from urllib.error import HTTPError
 import pytest
 from hypothesis import given, strategies as st
 
+from pi_companion.gamelog import REMOVED_KEEP, GameLog, history_files
 from pi_companion.hub import CommandError, history_name
-from pi_companion.store import REMOVED_KEEP, GameLog, history_files
 from pi_companion.web.live import live_box
 from pi_companion.webshots import judged
 

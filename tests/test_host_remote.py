@@ -17,10 +17,10 @@ from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Edge, HostCommand, Request, Turn
 from pi_companion.core.table import HOST_COMMANDS, GameBefore
+from pi_companion.gamelog import GameLog, encode
 from pi_companion.games import registry
 from pi_companion.hub import CommandError, parse_command
 from pi_companion.hw.display import Display, open_device
-from pi_companion.store import GameLog, encode
 
 PLAYERS = ("Ada", "Ben", "Cy")
 

@@ -12,10 +12,10 @@ import pytest
 from conftest import Clock, VirtualFactory, VirtualPin, wait_for
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
+from pi_companion.gamelog import GameLog
 from pi_companion.hub import CommandError, Hub, parse_command
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog
 
 PLAYERS = ("Ada", "Ben", "Cy")
 

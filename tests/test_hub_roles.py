@@ -34,7 +34,7 @@ from test_web_attacks import get, post, qr_texts, show_host_qr
 
 from pi_companion.app import Box
 from pi_companion.config import Config
-from pi_companion.store import GameLog, open_log
+from pi_companion.gamelog import GameLog, open_log
 from pi_companion.hub import Hub, protocol
 from pi_companion.hw.display import Display
 from pi_companion.web.live import live_box, start_web, stop_web, until

@@ -25,10 +25,10 @@ from pi_companion.config import Config
 from pi_companion.core.engine import PENDING_GRACE_S, Engine
 from pi_companion.core.events import Edge, HostCommand, Pending, Resume, Sound
 from pi_companion.core.records import from_record, to_record
+from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog
 
 PINS = load_pinmap()
 PLAYERS = ("Ada", "Ben", "Cy", "Di")

@@ -38,8 +38,8 @@ import pytest
 
 from pi_companion.core.engine import Engine
 from pi_companion.core.records import from_record
+from pi_companion.gamelog import decode
 from pi_companion.games import registry
-from pi_companion.store import decode
 
 HELPER = Path(__file__).parent / "helpers" / "pinpad.py"
 ROOT = Path(__file__).parents[1]

@@ -12,9 +12,9 @@ import time
 from conftest import wait_for
 from pi_companion.app import Box
 from pi_companion.config import Config
+from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog
 
 PINS = load_pinmap()
 

@@ -30,7 +30,7 @@ def feed(box, *events):
 
 @pytest.fixture
 def box(mock_factory, tmp_path):
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     box = Box(Config(players=PLAYERS, seed=3, sound=False), mock_factory,
               Display(lambda: open_device("dummy")), store=GameLog(tmp_path))
     yield box

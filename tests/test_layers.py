@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("core",)),                                       # events, records, arbitration, decoders, Game
     ("games", ("games",)),                                     # the rules: implement core's Game
     ("ui", ("ui",)),                                           # draws a state
-    ("adapters", ("hw", "link", "store", "hub", "config", "logs", "systemd")),   # the outside world
+    ("adapters", ("hw", "link", "gamelog", "hub", "config", "logs", "systemd")),   # the outside world
     ("box", ("app",)),                                         # the loop: one thread owns the engine
     ("root", ("assemble",)),                                   # the one place that builds a box
     ("drivers", ("daemon", "simulate", "replay", "status", "doctor", "gallery", "webshots", "pictures", "web")),
@@ -186,8 +186,9 @@ def test_the_checker_sees_a_circle_through_a_deferred_import(tmp_path):
      "pi_companion.core.engine (core) imports pi_companion.games.registry (games)"),
     ({"app.py": "from . import daemon\n", "daemon.py": ""},
      "pi_companion.app (box) imports pi_companion.daemon (drivers)"),
-    ({"store.py": "import pi_companion.hw.inputs\n", "hw/__init__.py": "", "hw/inputs.py": ""},
-     "pi_companion.store (adapter store) imports pi_companion.hw.inputs (adapter hw)"),
+    ({"gamelog/__init__.py": "", "gamelog/writer.py": "import pi_companion.hw.inputs\n",
+      "hw/__init__.py": "", "hw/inputs.py": ""},
+     "pi_companion.gamelog.writer (adapter gamelog) imports pi_companion.hw.inputs (adapter hw)"),
 ])
 def test_the_checker_sees_a_layer_broken(tmp_path, files, wanted):
     package = write(tmp_path, {"__init__.py": "", **files})

@@ -29,8 +29,8 @@ from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Edge, Request
 from pi_companion.core.records import to_record
+from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display
-from pi_companion.store import GameLog
 
 CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=9, sound=False)
 

@@ -28,9 +28,9 @@ from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge, HallLevel
 from pi_companion.core.records import from_record, to_record
+from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
-from pi_companion.store import GameLog
 from pi_companion.ui.screens import render
 
 CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=5, sound=False, games={"grab-bag": {"cards": 200}})

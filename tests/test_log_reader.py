@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_companion import store
-from pi_companion.store import Damaged, decode, open_log
+from pi_companion.gamelog import Damaged, decode, open_log
 
 MAX = 48                     # a small MAX_LINE, so that over-long lines are cheap to make
 
@@ -71,8 +70,8 @@ def test_chunks_read_exactly_what_lines_read(tmp_path_factory, body, cut, chunk,
     path = tmp_path_factory.mktemp("log") / "current.log"
     path.write_bytes(data)
     with pytest.MonkeyPatch.context() as mp, open_log(path) as reader:
-        mp.setattr(store, "MAX_LINE", MAX)
-        mp.setattr(store, "CHUNK", chunk)
+        mp.setattr("pi_companion.gamelog.reader.MAX_LINE", MAX)
+        mp.setattr("pi_companion.gamelog.reader.CHUNK", chunk)
         got = list(reader.records(limit))
         result = (got, reader.count, reader.good_end, reader.damage, reader.torn)
     assert result == line_by_line(data, len(header), limit)

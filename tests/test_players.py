@@ -16,11 +16,11 @@ from pi_companion.core.engine import Engine, fold_records
 from pi_companion.core.events import Edge, HostCommand, Turn
 from pi_companion.core.records import header_seats
 from pi_companion.core.table import names_problem
+from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 from pi_companion.hub import CommandError, parse_command
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog
 from pi_companion.ui.screens import render
 
 FOUR = ("Red", "Blue", "Green", "Yellow")
@@ -62,7 +62,7 @@ def fold(path):
 
 
 def _load_file(path):
-    from pi_companion.store import open_log
+    from pi_companion.gamelog import open_log
     with open_log(path) as reader:
         return reader.header, list(reader.records())
 

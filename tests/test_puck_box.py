@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from conftest import read_now, wait_for
 from pi_companion.app import Box
 from pi_companion.config import Config
+from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.link import proto
-from pi_companion.store import GameLog
 
 
 

@@ -23,10 +23,10 @@ from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.records import from_record, header_seats
+from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog
 
 PINS = load_pinmap()
 BUTTONS = ("P1", "P2", "P3", "P1", "P2", "P3", "YES", "NO", "MENU")

@@ -11,12 +11,12 @@ from conftest import Clock, VirtualFactory, VirtualPin
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
+from pi_companion.gamelog import GameLog, open_log
 from pi_companion.hw.display import Display
 from pi_companion.replay import load_scenario
 from pi_companion.core.engine import Engine, fold_records
 from pi_companion.core.records import header_seats
 from pi_companion.games import registry
-from pi_companion.store import GameLog, open_log
 
 DOCS = Path(__file__).parents[1] / "docs" / "scenarios"
 SCENARIOS = sorted(p for p in DOCS.glob("*.json") if not p.name.endswith(".expected.json"))

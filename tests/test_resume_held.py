@@ -15,9 +15,9 @@ from conftest import Clock, VirtualFactory, VirtualPin
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Request
+from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog
 
 PINS = load_pinmap()
 CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False)

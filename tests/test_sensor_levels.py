@@ -19,10 +19,10 @@ from pi_companion.config import Config
 from pi_companion.core.engine import Engine, fold_records
 from pi_companion.core.events import HostCommand, Resume
 from pi_companion.core.records import from_record, to_record
+from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.store import GameLog
 
 PINS = load_pinmap()
 WIND = Config(game="all-wound-up", players=("Ada", "Ben"), seed=5, sound=False,

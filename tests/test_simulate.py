@@ -197,7 +197,7 @@ class Terminal:
 
 
 def log_presses(state_dir):
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     loaded = GameLog(state_dir).load()          # v2 lines end with their checksum
     return [r for r in loaded[1] if "press" in r] if loaded else []
 
@@ -250,7 +250,7 @@ def fold_log(state_dir):
     """The engine a resume would build from the emulator's log (its menu state included)."""
     from pi_companion.core.engine import Engine, fold_records
     from pi_companion.games import registry
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     header, records = GameLog(state_dir).load()
     engine = Engine(registry.get(header["game"]), tuple(header["players"]), header["options"], header["seed"])
     assert fold_records(engine, records)[1] is None
@@ -389,7 +389,7 @@ def test_flags_that_differ_from_the_saved_game_resume_it_and_say_so_in_one_line(
         assert term.quit()[0] == 0
     finally:
         term.close()
-    from pi_companion.store import GameLog
+    from pi_companion.gamelog import GameLog
     header, _ = GameLog(tmp_path).load()
     assert header["game"] == "grab-bag" and header["players"] == ["Ada", "Ben", "Cy", "Dee"]
     assert [p["press"] for p in log_presses(tmp_path)] == ["P3", "NO", "P4"]

@@ -11,9 +11,9 @@ from conftest import Clock, VirtualFactory, VirtualPin
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
+from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display
 from pi_companion.replay import load_scenario
-from pi_companion.store import GameLog
 
 SCENARIO = Path(__file__).parents[1] / "docs" / "scenarios" / "grab-bag-first-round.json"
 
@@ -80,7 +80,7 @@ def test_status_shows_the_valid_prefix_the_daemon_resumes_when_a_record_is_damag
     """A record whose checksum holds but whose content is impossible (here a time of NaN) ends
     the valid prefix for the daemon's resume: status shows that same prefix, not 'cannot be
     resumed', and says once what it stopped at."""
-    from pi_companion.store import encode
+    from pi_companion.gamelog import encode
 
     live = play_into(tmp_path)
     log = tmp_path / "current.log"

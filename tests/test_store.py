@@ -18,9 +18,9 @@ from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge
 from pi_companion.core.records import from_record
+from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
-from pi_companion.store import GameLog
 
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 import crash_child  # noqa: E402
@@ -164,7 +164,7 @@ def test_history_is_ordered_and_pruned_by_the_box_s_number_not_the_clock(tmp_pat
     mistake): the newest games must stay, and /history must still list them first."""
     import time as real_time
 
-    from pi_companion.store import history_files
+    from pi_companion.gamelog import history_files
     from pi_companion.web.history import history
     stamps = iter(f"20261201-{23 - i:02d}0000" for i in range(20))      # each game an hour earlier
     real_strftime = real_time.strftime

@@ -15,11 +15,11 @@ from conftest import Clock, VirtualFactory, VirtualPin
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.records import to_record
+from pi_companion.gamelog import GameLog
 from pi_companion.hub import Hub
 from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.replay import load_scenario
-from pi_companion.store import GameLog
 from pi_companion.web.server import HubLink, host_allowed, make_app, same_origin
 
 DOCS = Path(__file__).parents[1] / "docs" / "scenarios"

@@ -13,7 +13,7 @@ import statistics
 
 import pytest
 
-from pi_companion.store import history_files
+from pi_companion.gamelog import history_files
 from pi_companion.web import headless
 from pi_companion.web.live import live_box
 from pi_companion.webshots import judged

@@ -14,8 +14,8 @@ import pytest
 
 from pi_companion.core.engine import fold_records
 from pi_companion.core.records import header_seats
+from pi_companion.gamelog import open_log
 from pi_companion.games import registry
-from pi_companion.store import open_log
 from pi_companion.web import headless
 from pi_companion.web.live import live_box
 

@@ -1,6 +1,6 @@
 """/history: the games in the state directory's history/, read only, folded back into reports.
 
-A game is there from its game over (the daemon copies it in then: store.GameLog.finished) and
+A game is there from its game over (the daemon copies it in then: gamelog.GameLog.finished) and
 stays under that name when the next game moves the log itself there. Per player, across every
 game kept: games played and won, buzzes won (pressed first, judged or not) and the median
 margin of those buzzes over the next press (a buzz nobody else pressed in has no margin)."""
@@ -14,8 +14,8 @@ from typing import Any
 
 from ..core.records import from_record
 from ..core.snapshot import table_view
+from ..gamelog import history_files, open_log
 from ..games import registry
-from ..store import history_files, open_log
 
 _CACHE: dict[tuple[str, int, int], dict[str, Any] | None] = {}
 
@@ -28,7 +28,7 @@ def game_summary(path: Path) -> dict[str, Any] | None:
         return _CACHE[key]
     summary: dict[str, Any] | None
     try:
-        with open_log(path) as reader:         # the store's own reader: checksums, v1 and v2
+        with open_log(path) as reader:         # the game log's own reader: checksums, v1 and v2
             header = reader.header
             engine = registry.engine_for(header)
             finished = None                # the table when the game ended (before any "new game")

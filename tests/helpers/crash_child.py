@@ -14,8 +14,8 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Edge
+from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display
-from pi_companion.store import GameLog
 
 CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=5, sound=False,
                 games={"grab-bag": {"cards": 200}})

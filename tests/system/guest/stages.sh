@@ -682,7 +682,7 @@ web_checks() {
     # own code, as its user and umask; the daemon stopped meanwhile): the pages must show it.
     systemctl stop $UNIT
     setpriv --reuid=pi-companion --regid=pi-companion --init-groups -- sh -c 'umask 077; exec "$@"' sh \
-        "$VENV/bin/python" -c 'import sys; from pi_companion.store import GameLog
+        "$VENV/bin/python" -c 'import sys; from pi_companion.gamelog import GameLog
 g = GameLog(sys.argv[1]); g.start({"game": "grab-bag", "players": ["Red", "Blue", "Green", "Yellow"], "options": {}, "seed": 8}); g.close()' $STATE \
         || fail "could not start a new game log as the daemon would"
     systemctl start $UNIT || fail "start after the new game"
