@@ -35,8 +35,10 @@ from .gamelog import GameLog, StateDirBusy, lock_state_dir
 from .games import registry
 from .hw.display import Display, open_device
 
-if TYPE_CHECKING:      # imported where used: the hub (hmac, secrets: OpenSSL) only with the
-    from .hub import Hub                  # web on, the fake puck only in `simulate` (#27 item 4)
+# Imported where used, off the way to READY: the hub only with the web on, the fake puck only
+# in `simulate`.
+if TYPE_CHECKING:
+    from .hub import Hub
     from .link.fake_puck import FakePuck
 
 log = logging.getLogger("pi_companion")

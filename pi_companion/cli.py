@@ -123,8 +123,8 @@ RUN_OPTIONS: dict[str, tuple[str | None, tuple[str, ...] | None]] = {
 def daemon_args(argv: list[str]) -> SimpleNamespace | None:
     """The daemon's command line as systemd gives it (`run --config PATH`, each option as
     `--flag value`), read without argparse: importing argparse (and gettext) and building the
-    parser of every command was about 20 million instructions of the way to READY=1 (#27
-    item 4). Anything else - help, --players, an unknown, abbreviated or repeated flag, a value
+    parser of every command was about 20 million instructions of the way to READY=1. Anything
+    else - help, --players, an unknown, abbreviated or repeated flag, a value
     not taken - is None: the parser below reads it, and reports its errors, as always."""
     if not argv or argv[0] != "run" or len(argv) % 2 == 0:
         return None

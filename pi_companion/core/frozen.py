@@ -44,7 +44,7 @@ def replace(obj: T, /, **changes: Any) -> T:
     return new
 
 
-# ---- frozen dataclasses made on first use (#27 item 4) ----
+# ---- frozen dataclasses made on first use ----
 # `dataclass` compiles each class's methods (`__init__`, `__repr__`, `__eq__`, `__hash__`, the
 # frozen `__setattr__`/`__delattr__`) from source text as the class is defined: for core.events'
 # two dozen classes that was most of what importing our modules cost the daemon's start-up,

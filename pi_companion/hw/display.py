@@ -85,7 +85,7 @@ class Display:
                 return False
         # Compared in Pillow's C code (a difference image's bounding box, ~5 us here): packing
         # the frame's bits with `tobytes` to compare them cost ~45 us, a fifth of a live count's
-        # frame (#27 item 3).
+        # frame.
         core, last = frame.im, self.last
         if (last is not None and last.mode == core.mode and last.size == core.size
                 and core.chop_difference(last).getbbox(False) is None):

@@ -58,7 +58,7 @@ def draw_winding(draw: Any, state: AllWoundUp) -> None:
     assert check is not None
     left(draw, 0, 0, state.players[check.player], 11, width=70)
     right(draw, 127, 0, f"target {check.target}", 11)
-    centred_run(draw, 15, turns_text(check.steps), 24, width=100)     # at hand speed: #27 item 3
+    centred_run(draw, 15, turns_text(check.steps), 24, width=100)     # at hand speed
     quarter_pie(draw, check.steps, 104, 16, 20)
     progress_bar(draw, check.steps, check.target, state.tolerance, 42)
     centred_run(draw, 53, winding_status(state), 10)

@@ -30,7 +30,7 @@ def font(size: int) -> Font:
 
 
 TEXT_CACHE = True        # False: draw every string with `ImageDraw.text` (tests compare the two)
-DIGIT_CACHE = True       # False: a number string not seen before is drawn whole (#27 item 3 baseline)
+DIGIT_CACHE = True       # False: a number string not seen before is drawn whole (the benchmark's baseline)
 
 
 def ink(text: str, size: int) -> tuple[Image.Image, int, int, Any] | None:
@@ -74,7 +74,7 @@ def write(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: i
     mask, dx, dy, core = drawn
     if draw.palette is None:
         # What `draw.bitmap` does, without its per-call Python (load, ink lookup, the mask's
-        # `im` property): a live count is a dozen pastes a frame (#27 item 3).
+        # `im` property): a live count is a dozen pastes a frame.
         draw.draw.draw_bitmap((x + dx, y + dy), core, draw.draw.draw_ink(fill))
     else:
         draw.bitmap((x + dx, y + dy), mask, fill=fill)
@@ -132,7 +132,7 @@ def centred(draw: ImageDraw.ImageDraw, y: int, text: str, size: int, x0: int = 0
     write(draw, (x, y - top), text, size)
 
 
-# ---- numbers that change at hand speed (#27 item 3) ----
+# ---- numbers that change at hand speed ----
 # A live count ("12.25", "3.50 to go") is a new string on every hall edge: its mask would be
 # rendered by FreeType afresh each frame (~0.9 ms here, most of a frame). Drawn as runs instead,
 # each numeral its own piece, a count comes from a dozen cached masks (each Pillow's own

@@ -14,8 +14,9 @@ SIZE = 64           # the QR's square: the OLED's full height
 
 def qr_matrix(text: str) -> tuple[bytearray, ...]:
     """Rows of modules (1 = dark), the smallest QR with low error correction."""
-    import segno        # here, not at import: segno's own imports (urllib, http.client, ssl,
-                        # xml) cost about as much as the rest of the daemon's start (#27 item 4)
+    # Here, not at import: segno's own imports (urllib, http.client, ssl, xml) cost about as
+    # much as the rest of the daemon's start.
+    import segno
     return tuple(segno.make_qr(text, error="l", boost_error=False).matrix)
 
 
