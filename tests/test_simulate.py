@@ -22,8 +22,8 @@ from PIL import Image
 
 from conftest import wait_for
 from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.simulate import (MESSAGE_S, PLAYER_HOLD_S, QUADRANTS, SOUND_S, TAP_S, KeyPad,
-                                   Status, choose_layout, frame_lines)
+from pi_companion.simulate import MESSAGE_S, PLAYER_HOLD_S, SOUND_S, TAP_S, KeyPad, Status
+from pi_companion.ui.terminal import QUADRANTS, choose_layout, frame_lines
 
 
 def test_frame_lines_half_blocks_and_braille():
