@@ -411,3 +411,28 @@ def test_every_acknowledged_rename_survives_a_sigkill_right_after_its_answer_tor
     seen = kill_after_each_answer(tmp_path, names)
     print(f"\n{len(names)} acknowledged renames, each followed by a SIGKILL: {sum(a == b for a, b in zip(seen, names))} kept")
     assert seen == names
+
+
+def test_a_command_on_a_disk_that_does_not_answer_is_said_not_saved_in_time(tmp_path, monkeypatch):
+    """The card hangs in its sync: the page hears "not saved" once the box gives up waiting
+    (2 s), well before its own patience (5 s) would call the box offline."""
+    real = os.fdatasync
+    hang = threading.Event()
+
+    def stuck(fd):
+        if hang.is_set() and threading.current_thread().name == "game-log":
+            time.sleep(4.0)
+        real(fd)
+    monkeypatch.setattr(os, "fdatasync", stuck)
+    with live_box(tmp_path) as live:
+        hang.set()
+        sent = time.monotonic()
+        status, reply = post(live.base + "/api/command",
+                             json.dumps({"cmd": "rename", "player": 1, "name": "Bea"}).encode(),
+                             {"X-Host-Token": live.hub.token})
+        took = time.monotonic() - sent
+        hang.clear()
+        assert status == 200 and reply == {"ok": True, "saved": False,
+                                           "error": "not saved: disk not responding"}, (reply, took)
+        # (Had the box waited for the sync, the answer would have said saved.)
+        assert live.box.engine.players[1] == "Bea"          # answered before the sync returned
