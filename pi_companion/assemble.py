@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from .app import Box
+from .box import Box
 from .config import Config, ConfigError, check_buttons, check_game, load_config_arg
 from .games import registry
 from .hw.display import Display, open_device
