@@ -119,8 +119,8 @@ class Box(BoxClock, Recorder, Lamp, Frames, Session, PuckFeed):
         if isinstance(item, PuckWake):
             self._puck_take()
             return
-        if isinstance(item, FrameWake):       # a waiting frame's records are durable: the next
-            return                            # pass draws it
+        if isinstance(item, FrameWake):       # the next pass draws the frame that waited
+            return
         if isinstance(item, Wake) and item.links is not None:
             self.web_links = item.links
             self.stale = True
