@@ -23,7 +23,7 @@ from typing import Any
 
 from harness import BLANK, PINS, Jump, JumpFactory, WatchedPin, grab_bag, make_box, median, percentile, pin
 
-from pi_companion import app
+from pi_companion.box import Wake, frames
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
 
@@ -63,7 +63,7 @@ def decisions(n: int, log_class: type[GameLog]) -> dict[str, Any]:
         if want[0] is not None and tuple(int(p.state) for p in leds) == want[0]:
             lit_at[0], want[0] = time.perf_counter(), None
     WatchedPin.on_change = changed
-    app.render, real_render = (lambda view: BLANK), app.render
+    frames.render, real_render = (lambda view: BLANK), frames.render
     with tempfile.TemporaryDirectory(prefix="bench-durability-") as state:
         store = log_class(state)
         box = make_box(grab_bag(settle_ms=2.0, variant="standard"), factory, store=store)
@@ -98,7 +98,7 @@ def decisions(n: int, log_class: type[GameLog]) -> dict[str, Any]:
             box.close()
             factory.reset()
             WatchedPin.on_change = None
-            app.render = real_render
+            frames.render = real_render
     return {"decisions": n, "records": lines, "syncs": syncs, "syncs_per_decision": syncs / n,
             "records_per_decision": lines / n, "press_to_led_p50_ms": 1000 * median(latencies),
             "press_to_led_p99_ms": 1000 * percentile(latencies, 99)}
@@ -106,7 +106,7 @@ def decisions(n: int, log_class: type[GameLog]) -> dict[str, Any]:
 
 def winds(n: int, log_class: type[GameLog]) -> dict[str, Any]:
     factory = JumpFactory(pin_class=WatchedPin)
-    app.render, real_render = (lambda view: BLANK), app.render
+    frames.render, real_render = (lambda view: BLANK), frames.render
     config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False)
     with tempfile.TemporaryDirectory(prefix="bench-durability-") as state:
         store = log_class(state)
@@ -130,7 +130,7 @@ def winds(n: int, log_class: type[GameLog]) -> dict[str, Any]:
                     drive[FORWARD[phase % 4]]()
                     phase += 1
                 Jump.offset += 2.0                      # past the settle: the verdict
-                box.queue.put(app.Wake())
+                box.queue.put(Wake())
                 wait_for(lambda: len(box.engine.game.attempts) > checks)
                 Jump.offset += 0.5
             wait_for(lambda: store.durable >= store.seq)
@@ -138,7 +138,7 @@ def winds(n: int, log_class: type[GameLog]) -> dict[str, Any]:
         finally:
             box.close()
             factory.reset()
-            app.render = real_render
+            frames.render = real_render
     return {"winds": n, "records": lines, "syncs": syncs, "syncs_per_wind": syncs / n,
             "records_per_wind": lines / n}
 
@@ -178,7 +178,7 @@ def hall(rounds: int, logged: bool) -> dict[str, Any]:
                 edges += HALL_EDGES_PER_CHECK
                 syncs = syncs if store is None else syncs + store.syncs - done
                 Jump.offset += 2.0                      # past the settle: the verdict
-                box.queue.put(app.Wake())
+                box.queue.put(Wake())
                 wait_for(lambda: box.engine.game.check is None)
         finally:
             box.close()

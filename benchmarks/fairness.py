@@ -44,7 +44,7 @@ from harness import (
 
 from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.core.engine import PENDING_GRACE_S
 
 PAIRS = 10_000

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness import ROOT, Jump, JumpFactory, WatchedPin, make_box, pin
 
-from pi_companion import app
+from pi_companion.box import FRAME_S
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge, HallLevel
@@ -210,9 +210,9 @@ def wake_floor() -> dict[str, Any]:
             thread.start()
             thread.join()
             return 1e6 * out[0]
-        return {"period_s": app.FRAME_S, "wakes": WAKES,
-                "nothing_us": per_wake(app.FRAME_S, lambda: None),
-                "frame_us": per_wake(app.FRAME_S, frame),
+        return {"period_s": FRAME_S, "wakes": WAKES,
+                "nothing_us": per_wake(FRAME_S, lambda: None),
+                "frame_us": per_wake(FRAME_S, frame),
                 "nothing_warm_us": per_wake(0.0, lambda: None),
                 "frame_warm_us": per_wake(0.0, frame)}
     finally:
@@ -255,6 +255,6 @@ def spin() -> dict[str, Any]:
     for key, rows in runs.items():      # the median round (each round is 5 s of a loaded machine)
         rows.sort(key=lambda r: r["loop_cpu_per_edge_ms"])
         out[key] = {**rows[len(rows) // 2], "rounds_ms": [round(r["loop_cpu_per_edge_ms"], 3) for r in rows]}
-    out["spin_frame_s"] = app.FRAME_S
+    out["spin_frame_s"] = FRAME_S
     out["spin_wake_floor"] = wake_floor()
     return out

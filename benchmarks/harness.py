@@ -14,8 +14,7 @@ from typing import Any
 from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin
 from PIL import Image
 
-from pi_companion import app
-from pi_companion.app import Box
+from pi_companion.box import Box, frames
 from pi_companion.assemble import assemble
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
@@ -140,11 +139,11 @@ class BlankScreens:
     """Within `with BlankScreens():` the box draws a blank frame instead of the real screens."""
 
     def __enter__(self) -> None:
-        self.real = app.render
-        app.render = lambda view: BLANK
+        self.real = frames.render
+        frames.render = lambda view: BLANK
 
     def __exit__(self, *exc: object) -> None:
-        app.render = self.real
+        frames.render = self.real
 
 
 def pin(factory: MockFactory, name: str) -> MockPin:

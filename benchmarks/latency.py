@@ -51,8 +51,7 @@ from harness import (
     pin,
 )
 
-from pi_companion import app
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake, frames
 from pi_companion.gamelog import GameLog
 from pi_companion.hw.inputs import RawEdge
 
@@ -147,7 +146,7 @@ class LedWatch:
         self.cpu = 0.0
         self.hit = threading.Event()
         self.frame = threading.Event()
-        self.real_render = app.render
+        self.real_render = frames.render
         WatchedPin.on_change = self.changed
 
     def changed(self, pin: Any, value: bool) -> None:
@@ -160,7 +159,7 @@ class LedWatch:
             self.at, self.cpu = at, cpu
             self.want = None
             if self.blank_after:
-                app.render = lambda view: BLANK     # the rest of this round is not measured
+                frames.render = lambda view: BLANK     # the rest of this round is not measured
             elif self.cpu_queue is not None:
                 self.cpu_queue.frame_done = self.frame  # the loop's next wait with a frame drawn
             self.hit.set()
@@ -170,11 +169,11 @@ class LedWatch:
         self.want = [int(i == winner) for i in range(4)]
         self.hit.clear()
         self.frame.clear()
-        app.render = self.real_render
+        frames.render = self.real_render
 
     def close(self) -> None:
         WatchedPin.on_change = None
-        app.render = self.real_render
+        frames.render = self.real_render
 
 
 def ours(presses: int, *, daemon: bool = False, cpu: list[float] | None = None,

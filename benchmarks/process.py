@@ -39,7 +39,7 @@ WATCHDOG_USEC = 10_000_000          # systemd/pi-companion.service: WatchdogSec=
 # Each writes a byte, then waits for its stdin to close (so that its CPU time can be read).
 FLOOR_CODE = "import gpiozero, luma.oled.device, serial, os, sys; os.write(1, b'x'); sys.stdin.read()"
 # Not a baseline but the split of the gap: our own modules imported, nothing run.
-OURS_CODE = ("import pi_companion.cli, pi_companion.app, pi_companion.daemon, os, sys; os.write(1, b'x'); "
+OURS_CODE = ("import pi_companion.cli, pi_companion.box, pi_companion.daemon, os, sys; os.write(1, b'x'); "
              "sys.stdin.read()")
 
 

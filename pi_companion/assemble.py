@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from .app import Box
+from .box import Box
 from .config import Config, ConfigError, check_buttons, check_game, load_config_arg
 from .gamelog import GameLog, StateDirBusy, lock_state_dir
 from .games import registry

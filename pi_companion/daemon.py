@@ -101,7 +101,7 @@ def arm_debug_hang(box: Any) -> None:
         box._turn = threading.Event().wait        # the loop's next pass never returns
         box.queue.put(Wake())                     # ... and it comes now, not at the next timer
 
-    from .app import Wake
+    from .box import Wake
     signal.signal(signal.SIGUSR2, hang)
 # ---- end of the debug-only part ----------------------------------------------------------
 

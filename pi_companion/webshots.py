@@ -23,7 +23,7 @@ from typing import Any
 
 from PIL import Image
 
-from .app import Wake
+from .box import Wake
 from .pictures import write_if_changed
 from .web import headless
 from .web.live import Live, live_box

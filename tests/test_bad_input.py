@@ -141,7 +141,7 @@ def runs(config: Config, state_dir: Path) -> None:
 
     from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-    from pi_companion.app import Box
+    from pi_companion.box import Box
     from pi_companion.assemble import make_display
     from pi_companion.gamelog import GameLog
     factory = MockFactory(pin_class=MockPWMPin)

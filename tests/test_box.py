@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from conftest import wait_for
-from pi_companion.app import Box
+from pi_companion.box import Box
 from pi_companion.config import Config
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
@@ -73,7 +73,7 @@ def test_a_frame_that_differs_by_one_pixel_is_sent_and_one_drawn_on_after_is_not
 
 
 def test_switching_game_after_a_while_starts_the_new_game_at_its_beginning(mock_factory, tmp_path):
-    from pi_companion.app import Wake
+    from pi_companion.box import Wake
     from pi_companion.core.events import Request
     from pi_companion.gamelog import GameLog
     box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), mock_factory,
@@ -94,7 +94,7 @@ def test_switching_game_after_a_while_starts_the_new_game_at_its_beginning(mock_
 def test_a_button_held_down_at_start_is_ignored_until_released(caplog):
     from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-    from pi_companion.app import Wake
+    from pi_companion.box import Wake
     pins = load_pinmap()
 
     class StuckPin(MockPWMPin):
@@ -187,7 +187,7 @@ def test_a_buzz_writes_only_the_leds_whose_state_changes():
     input that changes no LED, writes none. (A guard: the box wrote only changes before.)"""
     from conftest import Clock, VirtualFactory, VirtualPin
 
-    from pi_companion.app import Wake
+    from pi_companion.box import Wake
 
     class CountingPin(VirtualPin):
         def _set_state(self, value):

@@ -316,15 +316,15 @@ def test_ready_comes_after_every_pin_is_claimed_and_the_first_frame(tmp_path, mo
                               pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
     previous = Device.pin_factory
     try:
-        from pi_companion import app
+        from pi_companion.box import Box
         steady: set[str] = set()
-        real_close = app.Box.close
+        real_close = Box.close
 
         def close(box):
             steady.update(claimed())                 # everything the box held, as it stops
             real_close(box)
 
-        monkeypatch.setattr(app.Box, "close", close)
+        monkeypatch.setattr(Box, "close", close)
         assert daemon.main(args) == 0
     finally:
         Device.pin_factory.reset()
@@ -361,7 +361,7 @@ def test_the_way_to_ready_imports_nothing_the_buttons_do_not_need(tmp_path):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
     modules = set(loaded.read_text().split())
-    assert "pi_companion.hub" in modules and "pi_companion.app" in modules    # the web is on
+    assert "pi_companion.hub" in modules and "pi_companion.box" in modules    # the web is on
     assert sorted(m for m in NOT_BEFORE_READY if m in modules) == []
     # A dataclass without a docstring gets one built from its signature (inspect.signature, as
     # it is made): every one in the modules loaded by READY has its own.

@@ -6,7 +6,7 @@ import random
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap

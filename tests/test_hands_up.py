@@ -613,7 +613,7 @@ def test_a_scenario_doc_through_the_cli():
 
 def test_the_log_of_an_idle_box_stops_growing(mock_factory, tmp_path):
     """Every hand empty, cards face up: no beat is due, so no `advance` line is written while idle."""
-    from pi_companion.app import Box, Wake
+    from pi_companion.box import Box, Wake
     from pi_companion.config import Config
     from pi_companion.hw.display import Display
     from pi_companion.gamelog import GameLog

@@ -13,7 +13,7 @@ import time
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Edge, HostCommand, Request, Turn
 from pi_companion.core.table import HOST_COMMANDS, GameBefore

@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 from PIL import Image
 
 from conftest import Clock, VirtualFactory, VirtualPin
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Turn
 from pi_companion.hub import Hotspot, Hub, read_hotspot

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import Clock, VirtualFactory, VirtualPin, wait_for
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
 from pi_companion.hub import CommandError, Hub, parse_command

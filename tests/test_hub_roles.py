@@ -32,7 +32,7 @@ from conftest import Clock, VirtualFactory, VirtualPin
 from test_daemon import ready
 from test_web_attacks import get, post, qr_texts, show_host_qr
 
-from pi_companion.app import Box
+from pi_companion.box import Box
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog, open_log
 from pi_companion.hub import Hub, protocol

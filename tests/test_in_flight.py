@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from conftest import Clock, VirtualFactory, VirtualPin
 from test_resume_exact import fold, state, state_directory
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import PENDING_GRACE_S, Engine
 from pi_companion.core.events import Edge, HostCommand, Pending, Resume, Sound

@@ -10,7 +10,7 @@ import threading
 import time
 
 from conftest import wait_for
-from pi_companion.app import Box
+from pi_companion.box import Box
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display, open_device
@@ -93,7 +93,7 @@ def test_a_judgement_that_closes_the_window_shows_the_buzz_first_and_waits_for_i
     """YES released after the settle window's due time, before the loop's timer took it: one
     input decides the buzz and judges it. The buzz's lamp comes at once; the point's LEDs only
     once the YES record is durable."""
-    from pi_companion.app import Wake
+    from pi_companion.box import Wake
     from pi_companion.core.events import Edge
     store = GameLog(tmp_path, wait_s=30)
     disk = StalledDisk(store)
@@ -158,7 +158,7 @@ def test_the_wake_up_that_decides_a_buzz_is_logged_right_after_its_lamp(tmp_path
     record (a resume must fire the window at the same time), and the log folds to the box."""
     from conftest import Clock, VirtualFactory, VirtualPin
     from test_resume_exact import fold, state
-    from pi_companion.app import Wake
+    from pi_companion.box import Wake
     Clock.now = 5.0
     box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False),
               VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(tmp_path))

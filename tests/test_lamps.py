@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Edge, HostCommand
 from pi_companion.hw.display import Display, open_device

@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("games", ("games",)),                                     # the rules: implement core's Game
     ("ui", ("ui",)),                                           # draws a state
     ("adapters", ("hw", "link", "gamelog", "hub", "config", "logs", "systemd")),   # the outside world
-    ("box", ("app",)),                                         # the loop: one thread owns the engine
+    ("box", ("box",)),                                         # the loop: one thread owns the engine
     ("root", ("assemble",)),                                   # the one place that builds a box
     ("drivers", ("daemon", "simulate", "replay", "status", "doctor", "gallery", "webshots", "pictures", "web")),
     ("cli", ("cli", "__main__")),
@@ -184,8 +184,8 @@ def test_the_checker_sees_a_circle_through_a_deferred_import(tmp_path):
     ({"core/__init__.py": "", "core/engine.py": "def f():\n    from ..games import registry\n",
       "games/__init__.py": "", "games/registry.py": ""},
      "pi_companion.core.engine (core) imports pi_companion.games.registry (games)"),
-    ({"app.py": "from . import daemon\n", "daemon.py": ""},
-     "pi_companion.app (box) imports pi_companion.daemon (drivers)"),
+    ({"box/__init__.py": "from .. import daemon\n", "daemon.py": ""},
+     "pi_companion.box (box) imports pi_companion.daemon (drivers)"),
     ({"gamelog/__init__.py": "", "gamelog/writer.py": "import pi_companion.hw.inputs\n",
       "hw/__init__.py": "", "hw/inputs.py": ""},
      "pi_companion.gamelog.writer (adapter gamelog) imports pi_companion.hw.inputs (adapter hw)"),

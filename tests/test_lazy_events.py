@@ -70,7 +70,7 @@ def test_the_box_loop_makes_every_event_class_off_the_way_to_ready():
     code = """
 import dataclasses, inspect
 from gpiozero.pins.mock import MockFactory
-from pi_companion.app import Box
+from pi_companion.box import Box
 from pi_companion.config import Config
 from pi_companion.core import events
 from pi_companion.hw.display import Display, open_device

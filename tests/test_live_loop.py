@@ -18,6 +18,7 @@ the look and the loop before issue 15.
 from __future__ import annotations
 
 import hashlib
+import queue
 import sys
 import random
 import threading
@@ -28,8 +29,7 @@ from typing import Any, Callable
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPin, MockPWMPin
 
-from pi_companion import app
-from pi_companion.app import Box
+from pi_companion.box import Box, Wake, frames, precise_timers
 from pi_companion.config import Config
 from pi_companion.core.engine import PENDING_GRACE_S
 from pi_companion.hw.display import Display, open_device
@@ -109,14 +109,14 @@ def live_box(monkeypatch):
     box = LiveBox(config, factory, Display(lambda: open_device("dummy")))
     box.piezo.play = box.piezo.played.append  # type: ignore[method-assign]
     frames_in_window: list[int] = []
-    real = app.render
+    real = frames.render
 
     def render(engine: Any, links: tuple[str, ...] = ()) -> Any:
         if engine.window is not None:
             frames_in_window.append(1)
         return real(engine)
 
-    monkeypatch.setattr(app, "render", render)
+    monkeypatch.setattr(frames, "render", render)
     box.start()
     yield box, factory, frames_in_window
     box.close()
@@ -187,7 +187,7 @@ class CountingQueue:
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
         try:
             return self.real.get(block, timeout)
-        except app.queue.Empty:
+        except queue.Empty:
             if timeout:
                 self.empty_wakeups += 1
             raise
@@ -203,8 +203,8 @@ def _idle_box(monkeypatch: Any, **kw: Any) -> tuple[Box, CountingQueue, list[int
     box = Box(config, factory, Display(lambda: open_device("dummy")), **kw)
     box.queue = counting = CountingQueue(box.queue)   # type: ignore[assignment]
     renders: list[int] = []
-    real = app.render
-    monkeypatch.setattr(app, "render", lambda engine, links=(): (renders.append(1), real(engine, links))[1])
+    real = frames.render
+    monkeypatch.setattr(frames, "render", lambda engine, links=(): (renders.append(1), real(engine, links))[1])
     return box, counting, renders
 
 
@@ -262,7 +262,7 @@ def test_a_window_that_closes_with_the_late_press_queued_counts_it():
                 if not self.crossed:
                     self.crossed = True
                     deliver(factory.pin(pins["P1"]), 4.9995, True)
-                    raise app.queue.Empty
+                    raise queue.Empty
                 return self.real.get(timeout=timeout)
 
             def __getattr__(self, name: str) -> Any:
@@ -271,7 +271,7 @@ def test_a_window_that_closes_with_the_late_press_queued_counts_it():
         box.queue = CrossingQueue(box.queue)               # type: ignore[assignment]
         box._turn()
         box.queue = box.queue.real                         # type: ignore[attr-defined]
-        box.queue.put(app.Wake())
+        box.queue.put(Wake())
         box.pump()
         buzz = box.engine.table.last_buzz
         assert buzz is not None and buzz.winner == 0
@@ -313,7 +313,7 @@ def test_a_python_without_ctypes_still_runs_the_loop(monkeypatch):
     finally:
         box.close()
         factory.reset()
-    assert app.precise_timers() is False
+    assert precise_timers() is False
 
 
 def test_a_failed_display_is_tried_again_when_its_back_off_is_up():
@@ -340,7 +340,7 @@ def test_a_failed_display_is_tried_again_when_its_back_off_is_up():
 
         def get(self, timeout: float | None = None) -> Any:
             waits.append(timeout)
-            raise app.queue.Empty
+            raise queue.Empty
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self.real, name)

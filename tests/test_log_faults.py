@@ -24,8 +24,7 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from conftest import wait_for
-from pi_companion import app
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake, frames
 from pi_companion.config import Config
 from pi_companion.core.events import Edge, Request
 from pi_companion.core.records import to_record
@@ -86,8 +85,8 @@ def feed(box: Box, events: list[Edge]) -> None:
 def test_a_failed_write_drops_no_input_and_the_log_catches_up(phase, name, code, mock_factory,
                                                             tmp_path, monkeypatch, caplog):
     banners: list[str] = []
-    real_banner = app.banner
-    monkeypatch.setattr(app, "banner", lambda draw, text: banners.append(text) or real_banner(draw, text))
+    real_banner = frames.banner
+    monkeypatch.setattr(frames, "banner", lambda draw, text: banners.append(text) or real_banner(draw, text))
     faults = Faults(monkeypatch, name, code)
     state = tmp_path / "state"
     faults.on = phase == "start"
@@ -265,8 +264,8 @@ def test_the_oled_says_saving_again_without_waiting_for_an_input(mock_factory, t
     from pi_companion.hw.display import open_device
     banners: list[str] = []
     drawn: list[bool] = []                    # per frame drawn: did it carry the banner?
-    real_banner, real_draw = app.banner, Box.draw
-    monkeypatch.setattr(app, "banner", lambda draw, text: banners.append(text) or real_banner(draw, text))
+    real_banner, real_draw = frames.banner, Box.draw
+    monkeypatch.setattr(frames, "banner", lambda draw, text: banners.append(text) or real_banner(draw, text))
 
     def draw(self):
         before = len(banners)

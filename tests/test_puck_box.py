@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import read_now, wait_for
-from pi_companion.app import Box
+from pi_companion.box import Box
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display, open_device

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from conftest import Clock, VirtualFactory, VirtualPin
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.records import from_record, header_seats

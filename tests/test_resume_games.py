@@ -9,7 +9,7 @@ import pytest
 
 from conftest import Clock, VirtualFactory, VirtualPin
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog, open_log
 from pi_companion.hw.display import Display

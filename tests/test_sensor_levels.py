@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import Clock, VirtualFactory, VirtualPin
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine, fold_records
 from pi_companion.core.events import HostCommand, Resume

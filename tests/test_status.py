@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import Clock, VirtualFactory, VirtualPin
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
 from pi_companion.hw.display import Display

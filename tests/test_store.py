@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge

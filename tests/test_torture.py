@@ -19,8 +19,7 @@ from conftest import Clock, VirtualFactory, VirtualPin
 from PIL import Image, ImageDraw
 from test_ssd1306_dirty import Panel
 
-from pi_companion import app
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake, frames
 from pi_companion.cli import main as cli_main
 from pi_companion.config import Config
 from pi_companion.hw.display import RETRY_S, Display
@@ -81,7 +80,7 @@ def chatter(p: MockPin, rng: random.Random, pressed: bool) -> None:
 def test_ten_thousand_chattering_presses_count_exactly(factory, monkeypatch):
     # The frame is not under test and rendering it costs ~3 ms: draw nothing.
     blank = Image.new("1", (128, 64))
-    monkeypatch.setattr(app, "render", lambda view, links=(): blank)
+    monkeypatch.setattr(frames, "render", lambda view, links=(): blank)
     box = make_box(grab_bag(), factory, Display(None))
     rng = random.Random(10_000)
     buttons = [pin(factory, f"P{i}") for i in range(1, 5)]
@@ -155,7 +154,7 @@ def quick_frame(view: Any, links: tuple[str, ...] = ()) -> Image.Image:
 
 
 def test_display_errors_for_a_thousand_frames_then_recovery(factory, monkeypatch):
-    monkeypatch.setattr(app, "render", quick_frame)
+    monkeypatch.setattr(frames, "render", quick_frame)
     bus = FlakyBus()
     display = Display(lambda: DirtySSD1306(bus))
     box = make_box(grab_bag(), factory, display)

@@ -12,7 +12,7 @@ from aiohttp import WSServerHandshakeError
 from aiohttp.test_utils import TestClient, TestServer
 
 from conftest import Clock, VirtualFactory, VirtualPin
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.records import to_record
 from pi_companion.gamelog import GameLog

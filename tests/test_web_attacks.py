@@ -16,7 +16,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from pi_companion.app import Wake
+from pi_companion.box import Wake
 from pi_companion.core.events import Turn
 from pi_companion.web.live import live_box, until
 

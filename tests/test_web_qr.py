@@ -6,7 +6,7 @@ import pytest
 import zxingcpp
 
 from conftest import Clock, VirtualFactory, VirtualPin
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Turn
 from pi_companion.hub import Hub

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import Clock, VirtualFactory, VirtualPin
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap

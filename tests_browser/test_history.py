@@ -33,7 +33,7 @@ def play_to_the_end(live, gaps_ms):
     """Buzzes stamped `gaps_ms` apart (a seeker, then another), judged YES until the game is
     over; what each player won, with margins, as the engine decided it (a press the rules
     ignore is not in it)."""
-    from pi_companion.app import Wake
+    from pi_companion.box import Wake
     from pi_companion.core.events import Edge
     box, i = live.box, 0
     won = {}

@@ -18,7 +18,7 @@ from urllib.error import HTTPError
 import pytest
 import zxingcpp
 
-from pi_companion.app import Wake
+from pi_companion.box import Wake
 from pi_companion.core.events import Turn
 from pi_companion.web import headless
 from pi_companion.web.live import free_port, live_box, until

@@ -91,7 +91,7 @@ class Live:
         """Presses in `order` stamped exactly `gap_s` apart, handed to the box's loop as the edges
         its pins would give (logged and decided the same way): the margins on the pages are the
         same on every run, where real sleeps would show a few ms of scheduling jitter."""
-        from ..app import Wake
+        from ..box import Wake
         from ..core.events import Edge
         t0 = self.box.now()
         for i, name in enumerate(order):

@@ -11,7 +11,7 @@ import sys
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from pi_companion.app import Box, Wake
+from pi_companion.box import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Edge
 from pi_companion.gamelog import GameLog

@@ -26,7 +26,8 @@ from typing import Any
 from gpiozero import Device
 from gpiozero.pins.mock import MockPWMPin
 
-from pi_companion import app, assemble, systemd
+from pi_companion import assemble, systemd
+from pi_companion.box import Box
 from pi_companion.cli import main as cli_main
 from pi_companion.games import registry
 from pi_companion.hw import display
@@ -77,7 +78,7 @@ def fingers(box: Any, handled: list[int]) -> None:
 
 def install(held: list[str]) -> None:
     HELD.update(f"GPIO{PINS[name]}" for name in held if name)
-    make_factory, start = assemble.make_factory, app.Box.start
+    make_factory, start = assemble.make_factory, Box.start
 
     def make(kind: str, *rest: Any) -> Any:
         factory = make_factory(kind, *rest)
@@ -99,7 +100,7 @@ def install(held: list[str]) -> None:
         threading.Thread(target=fingers, args=(box, handled), daemon=True).start()
 
     assemble.make_factory = make
-    app.Box.start = started  # type: ignore[method-assign]
+    Box.start = started  # type: ignore[method-assign]
     # Never the real logind call from a test: the daemon's power-off is noted, not done.
     systemd.power_off = lambda: print("pinpad: POWER OFF", file=sys.stderr, flush=True)
 
