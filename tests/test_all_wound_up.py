@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import replay, scenario, tap
+from helpers.common import replay, scenario, tap
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import (Dial, Edge, HallCounts, HallLevel, HallStep, Judge, MenuChoice,
                                       PlayerPress, PuckReset, PuckStatus, Sound, Tick)

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from helpers.common import run_cli
 from pi_companion.config import SCHEMA, Config, ConfigError, load_config, template_text
 from pi_companion.games import registry
 from pi_companion.replay import (MAX_EVENTS, MAX_TIME_S, ScenarioError, parse_scenario,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import wait_for
+from helpers.common import wait_for
 from pi_companion.app import Box
 from pi_companion.config import Config
 from pi_companion.hw.display import Display, open_device
@@ -185,7 +185,7 @@ def test_a_buzz_writes_only_the_leds_whose_state_changes():
     """Through MockFactory pins that count every write: the decision turns the other seekers'
     LEDs off with one write each and leaves the winner's (already lit) alone; redrawing, or an
     input that changes no LED, writes none. (A guard: the box wrote only changes before.)"""
-    from conftest import Clock, VirtualFactory, VirtualPin
+    from helpers.common import Clock, VirtualFactory, VirtualPin
 
     from pi_companion.app import Wake
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from helpers.common import run_cli
 from pi_companion.config import Config, ConfigError, load_config, parse_config, template_text
 
 BAD = [

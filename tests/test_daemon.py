@@ -9,50 +9,10 @@ import socket
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
-from conftest import wait_for
-
-
-def start(tmp_path: Path, extra_env=None, args=(), code: str | None = None,
-          config: str | Path = os.devnull):
-    """`pi-companion run` on mock pins under a NOTIFY_SOCKET of the test's; `code`: a Python
-    snippet run with `-c` instead of `-m pi_companion` (it runs the package itself), from
-    `tmp_path`."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    path = tmp_path / "notify.sock"
-    sock.bind(str(path))
-    sock.settimeout(15)
-    env = {**os.environ, "NOTIFY_SOCKET": str(path), **(extra_env or {})}
-    head = ["-m", "pi_companion"] if code is None else ["-c", code]
-    proc = subprocess.Popen([sys.executable, *head, "run", "--pins", "mock",
-                             "--display", "dummy", "--config", str(config),
-                             "--state-dir", str(tmp_path / "state"), *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path)
-    return proc, sock
-
-
-def receive_until(sock, wanted):
-    seen = []
-    while wanted not in seen:
-        seen.append(sock.recv(4096).decode())
-    return seen
-
-
-@contextmanager
-def ready(tmp_path: Path, *args, **kwargs):
-    """`start(...)` up to its READY=1; yields (proc, sock). On the way out, however the test
-    ended, the process is killed and reaped and the socket closed."""
-    proc, sock = start(tmp_path, *args, **kwargs)
-    try:
-        assert "READY=1" in receive_until(sock, "READY=1")
-        yield proc, sock
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
-        sock.close()
+from helpers.common import wait_for
+from helpers.daemons import ready, receive_until, start
 
 
 def test_ready_watchdog_stopping_and_a_clean_exit(tmp_path):
@@ -103,7 +63,7 @@ def hold_menu_on_a_running_daemon(tmp_path, monkeypatch) -> list[int]:
 
     from gpiozero import Device
 
-    from conftest import daemon_in_a_thread
+    from helpers.common import daemon_in_a_thread
     from pi_companion.hw.pinmap import load_pinmap
 
     args = argparse.Namespace(config=os.devnull, game=None, players=None,

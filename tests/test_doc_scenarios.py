@@ -30,7 +30,7 @@ def test_documented_scenario(path, capsys):
 
 
 def test_the_cli_replays_from_stdin():
-    from conftest import run_cli
+    from helpers.common import run_cli
     path = DOCS / "grab-bag-first-round.json"
     out = run_cli("replay", "-", stdin=path.read_text())
     assert out.returncode == 0 and out.stderr == ""

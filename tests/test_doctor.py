@@ -1,7 +1,7 @@
 """`pi-companion doctor` reports each part and what to fix; it fails only on what stops the box."""
 from __future__ import annotations
 
-from conftest import run_cli
+from helpers.common import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

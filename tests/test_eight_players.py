@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Clock, VirtualFactory, VirtualPin, run_cli
+from helpers.common import Clock, VirtualFactory, VirtualPin, run_cli
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config, ConfigError, check_buttons, load_config
 from pi_companion.hw.display import Display, open_device

@@ -8,25 +8,11 @@ and every field of the table's state must equal the live engine's: anything that
 an input does must itself be an input in the log."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import Clock, VirtualFactory, VirtualPin
-from pi_companion.app import Box, Wake
-from pi_companion.config import Config
-from pi_companion.core.engine import fold_records
-from pi_companion.core.events import Turn
-from pi_companion.games import registry
-from pi_companion.hub import Hub
-from pi_companion.hub.protocol import CommandError, parse_command
-from pi_companion.hw.display import Display
-from pi_companion.hw.pinmap import load_pinmap
-from pi_companion.gamelog import GameLog, open_log
+from helpers.boxes import Rig
 
-PINS = load_pinmap()
-BOARD = "http://box.local:8080/"
 # The engine's state that an input can change and a resume must bring back. Not compared: the
 # clock (an idle box moves it without a record; the next record carries the time), the notice
 # (what the screen says about the last input: no input reads it, and a new game or a resume
@@ -47,80 +33,6 @@ ACTIONS = st.one_of(
                      {"cmd": "players", "names": ["Ada", "Ben", "Cy", "Dee"]},
                      {"cmd": "menu", "key": "pause"}]).map(lambda m: ("host", m)),
 )
-
-
-class Rig:
-    def __init__(self, state: Path) -> None:
-        Clock.now = 0.0
-        self.factory = VirtualFactory(pin_class=VirtualPin)
-        self.state = state
-        self.hotspot_file = state / "net" / "hotspot.json"
-        self.box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False), self.factory,
-                       Display(None), store=GameLog(state))
-        self.hub = Hub(state / "hub.sock", state, board_url=BOARD, hotspot_path=self.hotspot_file)
-        self.hub.attach(self.box)
-        self.box.pump()
-
-    def close(self) -> None:
-        self.box.close()
-        self.factory.reset()
-
-    def tick(self, seconds: float = 0.3) -> None:
-        Clock.now += seconds
-        self.box.queue.put(Wake())
-        self.box.pump()
-
-    def tap(self, button: str, hold: float = 0.05) -> None:
-        pin = self.factory.pin(PINS[button])
-        Clock.now += 0.2
-        pin.drive_low()
-        self.box.pump()
-        Clock.now += hold
-        self.box.queue.put(Wake())
-        self.box.pump()
-        pin.drive_high()
-        self.box.pump()
-
-    def act(self, kind: str, arg) -> None:
-        box = self.box
-        if kind == "press":
-            button, _, long = arg.partition("-")
-            self.tap(button, 1.2 if long else 0.05)
-        elif kind == "turn":
-            Clock.now += 0.1
-            box.queue.put(Wake(Turn(box.now(), arg)))
-            box.pump()
-        elif kind == "web-menu":
-            if box.engine.menu is None:
-                self.tap("MENU")
-            Clock.now += 0.1
-            box.queue.put(Wake(Turn(box.now(), -1)))
-            box.pump()
-            self.tap("YES")
-        elif kind == "hotspot":
-            self.hotspot_file.parent.mkdir(exist_ok=True)
-            if arg is None:
-                self.hotspot_file.unlink(missing_ok=True)
-            else:
-                ssid, password, address = arg
-                self.hotspot_file.write_text(json.dumps({"ssid": ssid, "password": password, "address": address}))
-            self.hub.check_hotspot()
-            box.pump()
-        else:
-            try:
-                box.put_host_command(parse_command(arg, tuple(box.engine.players)))
-            except CommandError:
-                return                               # the hub refuses it: never logged
-            box.pump()
-        self.tick()
-
-    def folded(self):
-        assert self.box.store.flush()
-        with open_log(self.box.store.path) as reader:
-            engine = registry.engine_for(reader.header, debounce_s=self.box.config.debounce_ms / 1000.0)
-            count, why, _ = fold_records(engine, reader.records())
-        assert why is None, why
-        return engine
 
 
 def differences(live, folded) -> list[str]:

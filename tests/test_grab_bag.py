@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import replay, scenario, tap
+from helpers.common import replay, scenario, tap
 
 P3 = ["Ada", "Ben", "Cy"]
 

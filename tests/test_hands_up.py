@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
-from conftest import replay, run_cli, scenario, tap
+from helpers.common import replay, run_cli, scenario, tap
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Buzz, BuzzOpened, Edge, Judge, Sound, Tick
 from pi_companion.games.hands_up import GAME, HandsUp, deal, share

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from conftest import replay, scenario, tap
+from helpers.common import replay, scenario, tap
 
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import MenuChoice

@@ -349,7 +349,7 @@ def test_a_greyed_game_entry_is_refused_from_the_phone_as_on_the_box():
 def test_a_replay_with_new_game_then_long_no_reports_the_game_before():
     """Through the replay contract's own pipeline: MENU > New game (YES, YES), then long NO,
     reports exactly what the same scenario without them reports - twice the same (deterministic)."""
-    from conftest import replay, scenario, tap
+    from helpers.common import replay, scenario, tap
     played = tap("P2", 1.0) + tap("YES", 1.5) + tap("P3", 2.0) + tap("NO", 2.5)
     menu = tap("MENU", 3.0)
     rules = registry.get("grab-bag")

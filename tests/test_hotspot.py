@@ -19,14 +19,14 @@ import zxingcpp
 from hypothesis import given, settings, strategies as st
 from PIL import Image
 
-from conftest import Clock, VirtualFactory, VirtualPin
+from helpers.common import Clock, VirtualFactory, VirtualPin
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Turn
 from pi_companion.hub import Hotspot, Hub, read_hotspot
 from pi_companion.hw.display import Display, open_device
 from pi_companion.ui.qr import wifi_text
-from test_web_qr import tap
+from helpers.boxes import tap
 
 REPO = Path(__file__).resolve().parent.parent
 DISPATCH = REPO / "systemd" / "image" / "files" / "pi-companion-hotspot-dispatch"

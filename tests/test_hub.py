@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import Clock, VirtualFactory, VirtualPin, wait_for
+from helpers.common import Clock, VirtualFactory, VirtualPin, wait_for
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog

@@ -28,9 +28,9 @@ import zxingcpp
 from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
-from conftest import Clock, VirtualFactory, VirtualPin
-from test_daemon import ready
-from test_web_attacks import get, post, qr_texts, show_host_qr
+from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.daemons import ready
+from helpers.lan import get, post, qr_texts, show_host_qr
 
 from pi_companion.app import Box
 from pi_companion.config import Config

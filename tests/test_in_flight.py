@@ -13,22 +13,19 @@ import shutil
 from typing import Any
 
 import pytest
-from gpiozero.pins.mock import MockPin
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Clock, VirtualFactory, VirtualPin
-from test_resume_exact import fold, state, state_directory
+from helpers.common import Clock
+from helpers.folds import fold, state, state_directory
 
-from pi_companion.app import Box, Wake
-from pi_companion.config import Config
+from pi_companion.app import Wake
 from pi_companion.core.engine import PENDING_GRACE_S, Engine
 from pi_companion.core.events import Edge, HostCommand, Pending, Resume, Sound
 from pi_companion.core.records import from_record, to_record
-from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
-from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
+from helpers.boxes import LatePin, late_box, late_first_press_until_the_window_is_due
 
 PINS = load_pinmap()
 PLAYERS = ("Ada", "Ben", "Cy", "Di")
@@ -148,46 +145,6 @@ def test_pending_records_round_trip_and_bad_ones_are_refused():
 
 
 # ---- through the box, with the game log ----
-
-class LatePin(VirtualPin):
-    """A mock pin on the virtual clock: its level changes at the edge, its callback waits in
-    `held` until delivered (a late GPIO backend)."""
-    held: list[tuple["LatePin", float, bool]] = []
-
-    def _call_when_changed(self) -> None:
-        LatePin.held.append((self, self._last_change, self._state))
-
-    @classmethod
-    def deliver(cls, count: int | None = None) -> None:
-        """Run the oldest `count` held callbacks (all by default)."""
-        n = len(cls.held) if count is None else count
-        now, cls.held = cls.held[:n], cls.held[n:]
-        for pin, ticks, value in now:
-            super(MockPin, pin)._call_when_changed(ticks, value)
-
-
-def late_box(state_dir: Any) -> Box:
-    config = Config(game="grab-bag", players=PLAYERS, seed=3, sound=False,
-                    games={"grab-bag": {"variant": "all-seekers"}})
-    box = Box(config, VirtualFactory(pin_class=LatePin), Display(None), store=GameLog(state_dir))
-    box.piezo.play = box.piezo.played.append  # type: ignore[method-assign]
-    return box
-
-
-def late_first_press_until_the_window_is_due(box: Box) -> None:
-    """P1 pressed at 5.0 with its callback late, P2 at 5.0005 delivered first; the box taken
-    to 5.0026, when the window is due and waits for P1's edge (P1 reads down)."""
-    pin = lambda name: box.factory.pin(PINS[name])   # noqa: E731
-    pin("P1").drive_low()                         # the earlier press: its callback is late
-    Clock.now = 5.0005
-    pin("P2").drive_low()
-    LatePin.held = [LatePin.held[1], LatePin.held[0]]
-    LatePin.deliver(1)                            # the later press arrives first
-    box.pump()
-    Clock.now = 5.0026                            # the window is due
-    box.queue.put(Wake())
-    box.pump()
-
 
 def test_a_late_press_is_decided_live_by_timestamp_and_resume_decides_the_same(tmp_path):
     Clock.now, LatePin.held = 5.0, []

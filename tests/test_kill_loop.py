@@ -40,12 +40,11 @@ from pi_companion.core.engine import Engine
 from pi_companion.core.records import from_record
 from pi_companion.gamelog import decode
 from pi_companion.games import registry
+from helpers.zygote import Child, Zygote
 
 HELPER = Path(__file__).parent / "helpers" / "pinpad.py"
 ROOT = Path(__file__).parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPER.parent), *sys.path])}
-sys.path.insert(0, str(HELPER.parent))
-from zygote import Child, Zygote  # noqa: E402
 PLAYERS = ("P1", "P2", "P3")
 AT_KILL = ("P1", "P2", "P3", "YES", "NO", "MENU")
 TAPS = ("P1", "P2", "P3", "YES", "YES", "NO")

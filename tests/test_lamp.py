@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from conftest import wait_for
+from helpers.common import wait_for
 from pi_companion.app import Box
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
@@ -125,8 +125,8 @@ def test_a_press_in_flight_that_closes_the_window_lights_its_lamp_before_its_rec
     """The window was due, the look found P1's button down with its edge still in flight, and
     the window waits for it; the edge lands and closes the window: P1's buzz (the earlier
     timestamp) is shown at once, while the record of that very press is still not on disk."""
-    from conftest import Clock
-    from test_in_flight import LatePin, late_box, late_first_press_until_the_window_is_due
+    from helpers.common import Clock
+    from helpers.boxes import LatePin, late_box, late_first_press_until_the_window_is_due
     Clock.now, LatePin.held = 5.0, []
     box = late_box(tmp_path)
     disk = StalledDisk(box.store)
@@ -156,8 +156,8 @@ def test_a_press_in_flight_that_closes_the_window_lights_its_lamp_before_its_rec
 def test_the_wake_up_that_decides_a_buzz_is_logged_right_after_its_lamp(tmp_path):
     """The loop's timer closes the window: the buzz's lamps first, then the wake-up's `advance`
     record (a resume must fire the window at the same time), and the log folds to the box."""
-    from conftest import Clock, VirtualFactory, VirtualPin
-    from test_resume_exact import fold, state
+    from helpers.common import Clock, VirtualFactory, VirtualPin
+    from helpers.folds import fold, state
     from pi_companion.app import Wake
     Clock.now = 5.0
     box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False),

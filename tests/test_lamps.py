@@ -84,7 +84,7 @@ def live_box(factory, requests):
 
 
 def test_holding_menu_counts_down_3_2_1_on_the_oled_then_powers_off(mock_factory):
-    from conftest import wait_for
+    from helpers.common import wait_for
     requests = []
     box = live_box(mock_factory, requests)
     try:
@@ -106,7 +106,7 @@ def test_holding_menu_counts_down_3_2_1_on_the_oled_then_powers_off(mock_factory
 def test_letting_go_of_menu_cancels_the_countdown(mock_factory):
     import time
 
-    from conftest import wait_for
+    from helpers.common import wait_for
     requests = []
     box = live_box(mock_factory, requests)
     try:
@@ -139,7 +139,7 @@ def test_the_real_daemon_sets_every_lamp_when_the_host_changes_the_game(tmp_path
 
     from gpiozero import Device
 
-    from conftest import daemon_in_a_thread
+    from helpers.common import daemon_in_a_thread
     from pi_companion import systemd
 
     monkeypatch.setattr(systemd, "power_off", lambda: None)

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import pytest
 
-from conftest import read_now
+from helpers.common import read_now
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -35,7 +35,7 @@ from pi_companion.core.engine import PENDING_GRACE_S
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 
-from conftest import Clock, VirtualFactory, VirtualPin, wait_for
+from helpers.common import Clock, VirtualFactory, VirtualPin, wait_for
 
 PLAYERS = ("Ada", "Ben", "Cy", "Di")
 SETTLE_MS = 2.0                  # the default

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from conftest import wait_for
+from helpers.common import wait_for
 from pi_companion import app
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from PIL import ImageFont
 
-from conftest import run_cli
+from helpers.common import run_cli
 from pi_companion.config import ConfigError, parse_config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import HostCommand

@@ -18,9 +18,9 @@ from __future__ import annotations
 import random
 
 from PIL import Image, ImageChops
-from test_sh1106_dirty import Panel as SH1106Panel
-from test_ssd1306_dirty import Panel as SSD1306Panel
-from test_ssd1306_dirty import scribble
+from helpers.sh1106_panel import Panel as SH1106Panel
+from helpers.ssd1306_panel import Panel as SSD1306Panel
+from helpers.ssd1306_panel import scribble
 
 from pi_companion.hw.sh1106_dirty import DirtySH1106
 from pi_companion.hw.ssd1306_dirty import BUS_HZ, MODE_SWITCH_BITS, PAGE, DirtySSD1306, transfer_bits

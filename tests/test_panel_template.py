@@ -6,7 +6,6 @@ import math
 import re
 import shutil
 import subprocess
-import sys
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -14,8 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).parent / "helpers"))
-from hardware_modules import load  # noqa: E402  (tests/helpers: one loader for the three files)
+from helpers.hardware_modules import load  # (one loader for the three files)
 
 ROOT = Path(__file__).resolve().parents[1]
 HARDWARE = ROOT / "hardware"

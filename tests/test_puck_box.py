@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import read_now, wait_for
+from helpers.common import read_now, wait_for
 from pi_companion.app import Box
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog

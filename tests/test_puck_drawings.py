@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -10,8 +9,7 @@ import pytest
 
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).parent / "helpers"))
-from hardware_modules import load  # noqa: E402  (tests/helpers: one loader for the three files)
+from helpers.hardware_modules import load  # (one loader for the three files)
 
 from pi_companion.core.quadrature import Quadrature
 

@@ -6,7 +6,7 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from test_fold_equals_live import Rig
+from helpers.boxes import Rig
 
 from pi_companion.core.table import HOST_COMMANDS
 from pi_companion.gamelog import open_log

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Clock, VirtualFactory, VirtualPin
+from helpers.common import Clock, VirtualFactory, VirtualPin
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import wait_for
+from helpers.common import wait_for
 from pi_companion.app import FRAME_S, Box
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog

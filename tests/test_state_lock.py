@@ -11,9 +11,9 @@ import subprocess
 import sys
 import urllib.request
 
-from conftest import wait_for
-from test_daemon import ready
-from test_simulate import Terminal
+from helpers.common import wait_for
+from helpers.daemons import ready
+from helpers.terminal import Terminal
 
 from pi_companion.web.live import start_web
 

@@ -22,9 +22,8 @@ from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 from pi_companion.hw.display import Display
 
-sys.path.insert(0, str(Path(__file__).parent / "helpers"))
-import crash_child  # noqa: E402
-from zygote import Zygote  # noqa: E402
+from helpers import crash_child
+from helpers.zygote import Zygote
 
 CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=9, sound=False)
 

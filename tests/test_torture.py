@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from conftest import Clock, VirtualFactory, VirtualPin
+from helpers.common import Clock, VirtualFactory, VirtualPin
 from PIL import Image, ImageDraw
-from test_ssd1306_dirty import Panel
+from helpers.ssd1306_panel import Panel
 
 from pi_companion import app
 from pi_companion.app import Box, Wake

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import wait_for
+from helpers.common import wait_for
 from pi_companion.config import ConfigError, parse_config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge, Sound

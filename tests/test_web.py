@@ -11,7 +11,7 @@ import pytest
 from aiohttp import WSServerHandshakeError
 from aiohttp.test_utils import TestClient, TestServer
 
-from conftest import Clock, VirtualFactory, VirtualPin
+from helpers.common import Clock, VirtualFactory, VirtualPin
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.records import to_record
@@ -420,7 +420,7 @@ def test_the_daemon_and_the_web_process_end_to_end(tmp_path):
 
 
 def test_web_with_a_missing_config_says_so_in_one_line(tmp_path):
-    from conftest import run_cli
+    from helpers.common import run_cli
     missing = str(tmp_path / "typo.toml")
     out = run_cli("web", "--config", missing, "--port", str(free_port()))
     assert out.returncode == 78 and out.stderr.count("\n") == 1 and f"{missing}: no such file" in out.stderr

@@ -9,57 +9,14 @@ import io
 import json
 import socket
 import time
-import urllib.request
-from urllib.error import HTTPError
 
 import pytest
-import zxingcpp
 from PIL import Image
 
-from pi_companion.app import Wake
-from pi_companion.core.events import Turn
 from pi_companion.web.live import live_box, until
+from helpers.lan import get, post, qr_texts, show_host_qr
 
 BOARD = "http://testbox.local:8080/"
-
-
-def qr_texts(image: Image.Image) -> list[str]:
-    """Every QR code a phone camera would read off a 128x64 picture of the OLED."""
-    big = image.convert("L").resize((512, 256), 0)
-    return [found.text for found in zxingcpp.read_barcodes(big, formats=zxingcpp.BarcodeFormat.QRCode)]
-
-
-def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes, str]:
-    req = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return r.status, r.read(), str(r.headers)
-    except HTTPError as err:
-        return err.code, err.read(), str(err.headers)
-
-
-def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict]:
-    req = urllib.request.Request(url, data=body, method="POST",
-                                 headers={"Content-Type": "application/json", **headers})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return r.status, json.load(r)
-    except HTTPError as err:
-        return err.code, json.load(err)
-
-
-def show_host_qr(live) -> None:
-    """MENU > Show on TV / phone > Host remote QR, on the box's own buttons and encoder."""
-    box = live.box
-    live.tap("MENU")
-    live.until(lambda: box.engine.menu is not None)
-    box.queue.put(Wake(Turn(box.now(), -1)))              # the last item: "Show on TV / phone"
-    live.until(lambda: box.engine.menu.selected == "web")
-    live.tap("YES")
-    box.queue.put(Wake(Turn(box.now(), 1)))
-    live.until(lambda: box.engine.menu.selected == "web:host")
-    live.tap("YES")
-    live.until(lambda: box.engine.menu.qr == "host")
 
 
 def test_nothing_a_stranger_can_fetch_carries_the_host_token(tmp_path):
@@ -223,10 +180,7 @@ def test_only_a_client_that_proved_the_token_gets_the_host_qr_and_new_host_ends_
 # ---- one LAN client must not take the big screen down ----------------------------------------
 
 def siege_figures(tmp_path, **kwargs):
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).parent / "helpers"))
-    from siege import siege
+    from helpers.siege import siege
     import resource
     with live_box(tmp_path) as live:
         # The unit's LimitNOFILE= (systemd/pi-companion-web.service), not this shell's.

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import zxingcpp
 
-from conftest import Clock, VirtualFactory, VirtualPin
+from helpers.common import Clock, VirtualFactory, VirtualPin
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Turn
 from pi_companion.hub import Hub
 from pi_companion.hw.display import Display, open_device
-from pi_companion.hw.pinmap import load_pinmap
+from helpers.boxes import tap
 
 URL = "http://testbox.local:8080/"
 
@@ -38,16 +38,6 @@ def rig(tmp_path):
     yield box, factory, hub
     box.close()
     factory.reset()
-
-
-def tap(box, factory, button, t):
-    pin = factory.pin(load_pinmap()[button])
-    Clock.now = t
-    pin.drive_low()
-    box.pump()
-    Clock.now = t + 0.05
-    pin.drive_high()
-    box.pump()
 
 
 def open_web_menu(box, factory, t):
