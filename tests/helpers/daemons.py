@@ -1,5 +1,5 @@
-"""`pi-companion run` on mock pins under a NOTIFY_SOCKET of the test's (from test_daemon.py:
-test_daemon, test_state_lock and test_roles start daemons this way)."""
+"""`pi-companion run` on mock pins under a NOTIFY_SOCKET of the test's (commands/test_daemon,
+gamelog/test_state_lock, hub/test_roles)."""
 from __future__ import annotations
 
 import os

@@ -1,5 +1,5 @@
-"""The engine's state as a comparable value, and what a resume folds from a log so far (from
-test_resume_exact.py: test_settle_in_flight and test_lamps compare the same way)."""
+"""The engine's state as a comparable value, and what a resume folds from a log so far (scenarios/test_resume_exact,
+box/test_settle_in_flight and box/test_lamps)."""
 from __future__ import annotations
 
 import os

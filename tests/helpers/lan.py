@@ -1,5 +1,6 @@
 """A client on the LAN: HTTP GET and POST with their status, and the QR codes a phone reads off
-a picture of the OLED (from test_web_attacks.py; test_roles uses them too)."""
+a picture of the OLED (web/test_attacks,
+hub/test_roles)."""
 from __future__ import annotations
 
 import json

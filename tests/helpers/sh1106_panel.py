@@ -1,5 +1,5 @@
-"""An emulated SH1106 controller behind a fake luma serial interface (from test_sh1106_dirty.py;
-test_oled_worst_frame uses it)."""
+"""An emulated SH1106 controller behind a fake luma serial interface (hw/test_sh1106_dirty,
+hw/test_oled_worst_frame)."""
 from __future__ import annotations
 
 import random

@@ -1,5 +1,5 @@
 """An emulated SSD1306 panel behind a fake luma serial interface, and random scribbles to draw
-(from test_ssd1306_dirty.py: test_oled_worst_frame, test_sh1106_dirty and test_torture use them)."""
+(hw/test_ssd1306_dirty, hw/test_oled_worst_frame, hw/test_sh1106_dirty, scenarios/test_torture)."""
 from __future__ import annotations
 
 import random

@@ -1,4 +1,5 @@
-"""`pi-companion simulate` on a real pty, its screen kept by pyte (test_simulate, test_state_lock)."""
+"""`pi-companion simulate` on a real pty, its screen kept by pyte (commands/test_simulate,
+gamelog/test_state_lock)."""
 from __future__ import annotations
 
 import fcntl
