@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from helpers.common import wait_for
-from pi_companion.app import Box
+from helpers.boxes import make_box
 from pi_companion.config import Config
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
@@ -14,8 +14,7 @@ from pi_companion.hw.pinmap import load_pinmap
 def test_a_press_on_a_mock_pin_reaches_the_game_and_lights_its_led(mock_factory):
     pins = load_pinmap()
     frames = []
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3), mock_factory,
-              Display(lambda: open_device("dummy")), on_frame=frames.append)
+    box = make_box(mock_factory, seed=3, sound=True, display="dummy", on_frame=frames.append)
     box.start()
     try:
         led2 = mock_factory.pin(pins["LED2"])
@@ -40,7 +39,7 @@ def test_a_press_on_a_mock_pin_reaches_the_game_and_lights_its_led(mock_factory)
 
 
 def test_unchanged_frames_are_not_sent(mock_factory):
-    box = Box(Config(seed=1), mock_factory, Display(lambda: open_device("dummy")))
+    box = make_box(mock_factory, config=Config(seed=1), display="dummy")
     try:
         box.refresh()
         sent = box.display.sent
@@ -75,9 +74,7 @@ def test_a_frame_that_differs_by_one_pixel_is_sent_and_one_drawn_on_after_is_not
 def test_switching_game_after_a_while_starts_the_new_game_at_its_beginning(mock_factory, tmp_path):
     from pi_companion.app import Wake
     from pi_companion.core.events import Request
-    from pi_companion.gamelog import GameLog
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), mock_factory,
-              Display(None), store=GameLog(tmp_path))
+    box = make_box(mock_factory, tmp_path)
     try:
         box.t0 -= 100.0                                   # the box has been on for 100 s
         box.request(Request("switch", "hands-up"))
@@ -105,7 +102,7 @@ def test_a_button_held_down_at_start_is_ignored_until_released(caplog):
                 self.drive_low()
 
     factory = MockFactory(pin_class=StuckPin)
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory, Display(None))
+    box = make_box(factory)
     stuck = factory.pin(pins["P2"])
     try:
         assert stuck.state == 0
@@ -156,7 +153,7 @@ def test_without_a_piezo_sounds_are_noted_and_close_is_quick(mock_factory):
 
 
 def test_an_error_in_one_event_does_not_stop_the_loop(mock_factory, caplog):
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), mock_factory, Display(None))
+    box = make_box(mock_factory)
     calls = []
     real = box.engine.feed
 
@@ -197,8 +194,9 @@ def test_a_buzz_writes_only_the_leds_whose_state_changes():
     pins = load_pinmap()
     Clock.now = 10.0
     factory = VirtualFactory(pin_class=CountingPin)
-    box = Box(Config(game="grab-bag", players=("Ada", "Ben", "Cy", "Di"), seed=1, sound=False,
-                     games={"grab-bag": {"variant": "all-seekers"}}), factory, Display(None))
+    box = make_box(factory,
+                   config=Config(game="grab-bag", players=("Ada", "Ben", "Cy", "Di"), seed=1,
+                                 sound=False, games={"grab-bag": {"variant": "all-seekers"}}))
     try:
         leds = [factory.pin(pins[f"LED{i}"]) for i in range(1, 5)]
         assert [led.state for led in leds] == [1, 1, 1, 1]      # every seeker armed

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from helpers.common import Clock, VirtualFactory, VirtualPin, run_cli
-from pi_companion.app import Box, Wake
+from helpers import boxes
+from pi_companion.app import Wake
 from pi_companion.config import Config, ConfigError, check_buttons, load_config
-from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 
 EIGHT = ("Ada", "Ben", "Cy", "Di", "Eve", "Flo", "Gus", "Hal")
@@ -24,7 +24,7 @@ def factory():
 def make_box(factory, game, **options):
     config = Config(game=game, players=EIGHT, pinmap="8players", seed=4, sound=False,
                     games={game: options} if options else {})
-    return Box(config, factory, Display(lambda: open_device("dummy")))
+    return boxes.make_box(factory, config=config, display="dummy")
 
 
 def at(box, t):

@@ -6,9 +6,9 @@ import random
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from pi_companion.app import Box, Wake
+from helpers.boxes import make_box
+from pi_companion.app import Wake
 from pi_companion.config import Config
-from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 
 
@@ -49,7 +49,7 @@ def box():
     factory = VirtualFactory(pin_class=DeferredPin)
     config = Config(game="grab-bag", players=("Ada", "Ben", "Cy", "Di"), seed=1, sound=False,
                     games={"grab-bag": {"variant": "all-seekers", "cards": 200}})
-    b = Box(config, factory, Display(lambda: open_device("dummy")))
+    b = make_box(factory, config=config, display="dummy")
     yield b, factory
     b.close()
     factory.reset()

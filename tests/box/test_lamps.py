@@ -17,11 +17,10 @@ import time
 import pytest
 
 from helpers.common import wait_for
-from pi_companion.app import Box, Wake
-from pi_companion.config import Config
+from helpers.boxes import make_box, virtual_box
+from pi_companion.app import Wake
 from pi_companion.core.events import Edge, HostCommand
 from pi_companion.gamelog import GameLog
-from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 
 PLAYERS = ("Ada", "Ben", "Cy")
@@ -41,9 +40,7 @@ def feed(box, *events):
 
 @pytest.fixture
 def box(mock_factory, tmp_path):
-    from pi_companion.gamelog import GameLog
-    box = Box(Config(players=PLAYERS, seed=3, sound=False), mock_factory,
-              Display(lambda: open_device("dummy")), store=GameLog(tmp_path))
+    box = make_box(mock_factory, tmp_path, players=PLAYERS, seed=3, display="dummy")
     yield box
     box.close()
 
@@ -88,8 +85,7 @@ def shown(box):
 
 
 def live_box(factory, requests):
-    box = Box(Config(players=PLAYERS, seed=3, sound=False), factory,
-              Display(lambda: open_device("dummy")), on_request=requests.append)
+    box = make_box(factory, players=PLAYERS, seed=3, display="dummy", on_request=requests.append)
     box.start()
     return box
 
@@ -242,8 +238,8 @@ def test_the_winners_lamp_and_tone_do_not_wait_for_the_sync_but_a_score_does(moc
     store = GameLog(tmp_path, wait_s=30)           # no "disk not responding" within the test
     disk = StalledDisk(store)
     frames: list[object] = []
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3), mock_factory,
-              Display(lambda: open_device("dummy")), store=store, on_frame=frames.append)
+    box = make_box(mock_factory, seed=3, sound=True, display="dummy", store=store,
+                   on_frame=frames.append)
     pin = lambda name: mock_factory.pin(PINS[name])      # noqa: E731
     box.start()
     try:
@@ -292,8 +288,7 @@ def test_a_judgement_that_closes_the_window_shows_the_buzz_first_and_waits_for_i
     from pi_companion.core.events import Edge
     store = GameLog(tmp_path, wait_s=30)
     disk = StalledDisk(store)
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False), mock_factory,
-              Display(None), store=store)
+    box = make_box(mock_factory, seed=3, store=store)
     pin = lambda name: mock_factory.pin(PINS[name])      # noqa: E731
     try:
         for event in (Edge(1.0, "P2", True), Edge(1.001, "YES", True)):
@@ -351,12 +346,11 @@ def test_a_press_in_flight_that_closes_the_window_lights_its_lamp_before_its_rec
 def test_the_wake_up_that_decides_a_buzz_is_logged_right_after_its_lamp(tmp_path):
     """The loop's timer closes the window: the buzz's lamps first, then the wake-up's `advance`
     record (a resume must fire the window at the same time), and the log folds to the box."""
-    from helpers.common import Clock, VirtualFactory, VirtualPin
+    from helpers.common import Clock
     from helpers.folds import fold, state
     from pi_companion.app import Wake
     Clock.now = 5.0
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False),
-              VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(tmp_path))
+    box = virtual_box(tmp_path, seed=3)
     calls: list[tuple[str, object]] = []
     show, append = box.leds.show, box.store.append
     box.leds.show = lambda lit: (calls.append(("lamps", set(lit))), show(lit))[1]   # type: ignore[method-assign]

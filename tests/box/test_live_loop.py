@@ -36,6 +36,7 @@ from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 
 from helpers.common import Clock, VirtualFactory, VirtualPin, wait_for
+from helpers.boxes import make_box
 
 PLAYERS = ("Ada", "Ben", "Cy", "Di")
 SETTLE_MS = 2.0                  # the default
@@ -200,7 +201,7 @@ def _idle_box(monkeypatch: Any, **kw: Any) -> tuple[Box, CountingQueue, list[int
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
     config = Config(game="grab-bag", players=PLAYERS, seed=1, sound=False)
-    box = Box(config, factory, Display(lambda: open_device("dummy")), **kw)
+    box = make_box(factory, config=config, display="dummy", **kw)
     box.queue = counting = CountingQueue(box.queue)   # type: ignore[assignment]
     renders: list[int] = []
     real = app.render
@@ -244,7 +245,7 @@ def test_a_window_that_closes_with_the_late_press_queued_counts_it():
     factory = VirtualFactory(pin_class=VirtualPin)
     config = Config(game="grab-bag", players=PLAYERS, seed=1, sound=False,
                     games={"grab-bag": {"variant": "all-seekers", "settle_ms": 2.0}})
-    box = Box(config, factory, Display(lambda: open_device("dummy")))
+    box = make_box(factory, config=config, display="dummy")
     pins = load_pinmap()
     try:
         box.pump()
@@ -301,8 +302,7 @@ def test_a_python_without_ctypes_still_runs_the_loop(monkeypatch):
     loop thread before its first pass: the box handled no press at all."""
     monkeypatch.setitem(sys.modules, "ctypes", None)            # `import ctypes` fails
     factory = MockFactory(pin_class=MockPWMPin)
-    box = Box(Config(game="grab-bag", players=PLAYERS, seed=1, sound=False), factory,
-              Display(None))
+    box = make_box(factory, game="grab-bag", players=PLAYERS)
     try:
         box.start()
         pin = factory.pin(load_pinmap()["P2"])
@@ -330,7 +330,7 @@ def test_a_failed_display_is_tried_again_when_its_back_off_is_up():
             raise OSError(121, "Remote I/O error")
         return open_device("dummy")
 
-    box = Box(Config(game="grab-bag", players=PLAYERS, seed=1, sound=False), factory, Display(opener))
+    box = make_box(factory, game="grab-bag", players=PLAYERS, display=Display(opener))
     box.frame_s = 0.0                                     # (no frame waits for the refresh here)
     waits: list[float | None] = []
 

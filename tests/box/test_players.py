@@ -10,7 +10,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pi_companion.app import Box, Wake
+from helpers import boxes
+from pi_companion.app import Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine, fold_records
 from pi_companion.core.events import Edge, HostCommand, Turn
@@ -19,7 +20,6 @@ from pi_companion.core.table import names_problem
 from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 from pi_companion.hub import CommandError, parse_command
-from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.ui.screens import render
 
@@ -27,8 +27,9 @@ FOUR = ("Red", "Blue", "Green", "Yellow")
 
 
 def make_box(factory, state_dir, players=FOUR, game="grab-bag", pinmap="4players"):
-    return Box(Config(game=game, players=players, seed=5, sound=False, pinmap=pinmap), factory,
-               Display(lambda: open_device("dummy")), store=GameLog(state_dir))
+    return boxes.make_box(factory, state_dir,
+                          config=Config(game=game, players=players, seed=5, sound=False, pinmap=pinmap),
+                          display="dummy")
 
 
 class Hands:

@@ -8,10 +8,9 @@ from __future__ import annotations
 import time
 
 from helpers.common import wait_for
+from helpers.boxes import make_box
 from pi_companion.app import FRAME_S, Box
 from pi_companion.config import Config
-from pi_companion.gamelog import GameLog
-from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.ui.screens import render
 
@@ -22,9 +21,10 @@ FORWARD = (("HALL_A", 1), ("HALL_B", 1), ("HALL_A", 0), ("HALL_B", 0))   # one s
 def spin(edges: int, mock_factory, tmp_path) -> tuple[Box, list[int], list[float]]:
     shown: list[int] = []
     times: list[float] = []
-    box = Box(Config(game="all-wound-up", players=("Ada", "Ben"), seed=1, sound=False,
-                     games={"all-wound-up": {"settle_ms": 10000}}),
-              mock_factory, Display(lambda: open_device("dummy")), store=GameLog(tmp_path))
+    box = make_box(mock_factory, tmp_path,
+                   config=Config(game="all-wound-up", players=("Ada", "Ben"), seed=1, sound=False,
+                                 games={"all-wound-up": {"settle_ms": 10000}}),
+                   display="dummy")
     def frame(_: object) -> None:
         times.append(time.monotonic())
         shown.append(box.engine.game.check.steps if box.engine.game.check else -1)

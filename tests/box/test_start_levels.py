@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.boxes import make_box
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
@@ -21,7 +22,6 @@ from pi_companion.core.events import HostCommand, Resume
 from pi_companion.core.records import from_record, to_record
 from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
-from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
 
 PINS = load_pinmap()
@@ -47,7 +47,7 @@ def power_up(state, rest: dict[str, int], config: Config = WIND, store: Any = No
                 self.drive_high() if levels[self.info.name] else self.drive_low()
 
     factory = VirtualFactory(pin_class=Pin)
-    box = Box(config, factory, Display(None), store=store or GameLog(state))
+    box = make_box(factory, config=config, store=store or GameLog(state))
     box.piezo.play = box.piezo.played.append  # type: ignore[method-assign]
     return box
 
@@ -215,7 +215,7 @@ def test_an_edge_while_the_log_is_folded_is_counted(tmp_path):
     store.box_factory = factory                        # type: ignore[attr-defined]
     factory.pin(PINS["HALL_A"]).drive_high()           # the magnet rests at 11, as logged
     factory.pin(PINS["HALL_B"]).drive_high()
-    again = Box(WIND, factory, Display(None), store=store)
+    again = make_box(factory, config=WIND, store=store)
     try:
         again.pump()
         assert again.engine.report()["check"]["steps"] == 3

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.boxes import make_box
 
-from pi_companion.app import Box, Wake
+from pi_companion.app import Wake
 from pi_companion.config import Config
-from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 
 CW = ((1, 0), (1, 1), (0, 1), (0, 0))      # hall (A, B) after each clockwise step from (0, 0)
@@ -21,7 +21,7 @@ def rig():
     factory = VirtualFactory(pin_class=VirtualPin)
     pins = load_pinmap()
     config = Config(game="all-wound-up", players=("Ada", "Ben"), seed=2, sound=False)
-    box = Box(config, factory, Display(lambda: open_device("dummy")))
+    box = make_box(factory, config=config, display="dummy")
     factory.pin(pins["ENC_A"]).drive_high()
     factory.pin(pins["ENC_B"]).drive_high()
     box.pump()

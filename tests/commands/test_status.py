@@ -7,12 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.common import Clock
+from helpers.boxes import virtual_box
 
-from pi_companion.app import Box, Wake
+from pi_companion.app import Wake
 from pi_companion.config import Config
-from pi_companion.gamelog import GameLog
-from pi_companion.hw.display import Display
 from pi_companion.replay import load_scenario
 
 SCENARIO = Path(__file__).parents[2] / "docs" / "scenarios" / "grab-bag-first-round.json"
@@ -28,7 +27,7 @@ def play_into(state_dir: Path) -> dict:
     Clock.now = 0.0
     config = Config(game=scenario.game, players=scenario.players, seed=scenario.seed, sound=False,
                     games={scenario.game: scenario.options})
-    box = Box(config, VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(state_dir))
+    box = virtual_box(state_dir, config=config)
     for event in scenario.events:
         Clock.now = max(Clock.now, event.t)
         box.queue.put(Wake(event))

@@ -11,16 +11,15 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
-from pi_companion.app import Box, Wake
+from helpers import boxes
+from pi_companion.app import Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Edge
 from pi_companion.core.records import from_record
 from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
-from pi_companion.hw.display import Display
 
 from helpers import crash_child
 from helpers.zygote import Zygote
@@ -29,7 +28,7 @@ CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=9, sound=False)
 
 
 def make_box(factory, state_dir, config=CONFIG):
-    return Box(config, factory, Display(None), store=GameLog(state_dir))
+    return boxes.make_box(factory, state_dir, config=config)
 
 
 def play(box, events):

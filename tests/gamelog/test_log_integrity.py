@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.boxes import make_box, virtual_box
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
@@ -30,7 +31,6 @@ from pi_companion.core.events import Edge, HallLevel
 from pi_companion.core.records import from_record, to_record
 from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
-from pi_companion.hw.display import Display
 from pi_companion.ui.screens import render
 
 CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=5, sound=False, games={"grab-bag": {"cards": 200}})
@@ -60,7 +60,7 @@ def write_log(state: Path) -> list[dict]:
     """Play `session()` on a real Box into a real log; its records."""
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(CONFIG, factory, Display(None), store=GameLog(state))
+    box = make_box(factory, state, config=CONFIG)
     try:
         for item in session():
             if item is not None:
@@ -98,7 +98,7 @@ def resumer(tmp_path):
     """A Box whose `_resume` can be run again on another state directory (pins built once)."""
     Clock.now = 100.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(CONFIG, factory, Display(None))
+    box = make_box(factory, config=CONFIG)
     yield box
     box.close()
     factory.reset()
@@ -199,7 +199,7 @@ def test_a_v1_log_resumes_and_carries_on_in_v1(tmp_path, resumer):
     (state / "current.log").write_bytes(v1_lines(header, records[:half]))
     assert resume_in(resumer, state)[0] and resumer.resumed_records == half
     assert resumer.engine.report() == prefix_reports(records[:half])[-1]
-    box = Box(CONFIG, VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(state))
+    box = virtual_box(state, config=CONFIG)
     try:
         for rec in records[half:]:
             event = from_record(rec)
@@ -360,7 +360,7 @@ def test_a_fast_hall_spin_shares_its_fsyncs(tmp_path, monkeypatch):
     syncs = CountSyncs(monkeypatch)
     factory = VirtualFactory(pin_class=VirtualPin)
     config = Config(game="all-wound-up", players=("Ada", "Ben"), seed=1, sound=False)
-    box = Box(config, factory, Display(None), store=GameLog(tmp_path))
+    box = make_box(factory, tmp_path, config=config)
     try:
         for e in (Edge(1.0, "P1", True), Edge(1.08, "P1", False)):
             box.queue.put(Wake(e))
@@ -389,8 +389,7 @@ def test_nothing_is_shown_before_its_record_is_durable(tmp_path, monkeypatch):
     factory = MockFactory(pin_class=MockPWMPin)
     violations: list[str] = []
     shown = {"leds": 0, "frames": 0}
-    box = Box(CONFIG, factory, Display(None), store=GameLog(tmp_path),
-              on_frame=lambda frame: check("frame", 0))
+    box = make_box(factory, tmp_path, config=CONFIG, on_frame=lambda frame: check("frame", 0))
     store = box.store
 
     def check(what: str, slack: int) -> None:

@@ -8,7 +8,6 @@ with `RLIMIT_FSIZE` and in a directory it may not write."""
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import resource
 import signal
@@ -24,13 +23,13 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from helpers.common import wait_for
+from helpers.boxes import make_box
 from pi_companion import app
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Edge, Request
 from pi_companion.core.records import to_record
 from pi_companion.gamelog import GameLog
-from pi_companion.hw.display import Display
 
 CONFIG = Config(players=("Ada", "Ben", "Cy"), seed=9, sound=False)
 
@@ -91,7 +90,7 @@ def test_a_failed_write_drops_no_input_and_the_log_catches_up(phase, name, code,
     faults = Faults(monkeypatch, name, code)
     state = tmp_path / "state"
     faults.on = phase == "start"
-    box = Box(CONFIG, mock_factory, Display(None), store=GameLog(state, retry_s=0.05))
+    box = make_box(mock_factory, config=CONFIG, store=GameLog(state, retry_s=0.05))
     try:
         feed(box, FIRST)
         if phase == "archive":
@@ -102,7 +101,7 @@ def test_a_failed_write_drops_no_input_and_the_log_catches_up(phase, name, code,
         feed(box, SECOND)
         acted = (SECOND if phase == "archive" else FIRST + SECOND)
         assert box.handled == len(FIRST) + len(SECOND)            # every input reached the engine
-        reference = Box(CONFIG, MockFactory(pin_class=MockPWMPin), Display(None))   # no log
+        reference = make_box(MockFactory(pin_class=MockPWMPin), config=CONFIG)   # no log
         feed(reference, FIRST)
         if phase == "archive":
             reference.request(Request("new"))
@@ -122,7 +121,7 @@ def test_a_failed_write_drops_no_input_and_the_log_catches_up(phase, name, code,
         before = box.engine.report()
     finally:
         box.close()
-    again = Box(CONFIG, mock_factory, Display(None), store=GameLog(state))
+    again = make_box(mock_factory, state, config=CONFIG)
     try:
         assert again.resumed and again.engine.report() == before
     finally:
@@ -131,8 +130,7 @@ def test_a_failed_write_drops_no_input_and_the_log_catches_up(phase, name, code,
 
 def test_a_loop_that_fails_every_pass_does_not_feed_the_watchdog(mock_factory, tmp_path, caplog):
     kicks = []
-    box = Box(CONFIG, mock_factory, Display(None), watchdog=lambda: kicks.append(1),
-              store=GameLog(tmp_path))
+    box = make_box(mock_factory, tmp_path, config=CONFIG, watchdog=lambda: kicks.append(1))
     box.start()
     try:
         deadline = time.monotonic() + 5
@@ -262,7 +260,6 @@ def test_the_oled_says_saving_again_without_waiting_for_an_input(mock_factory, t
     """The real loop thread, a real GameLog and luma's dummy OLED: a disk that fills and then
     frees. Once the writer's retry succeeds the OLED drops "not saving" on its own; it used to
     keep it until somebody pressed something (the loop sleeps with nothing due)."""
-    from pi_companion.hw.display import open_device
     banners: list[str] = []
     drawn: list[bool] = []                    # per frame drawn: did it carry the banner?
     real_banner, real_draw = app.banner, Box.draw
@@ -274,8 +271,8 @@ def test_the_oled_says_saving_again_without_waiting_for_an_input(mock_factory, t
         drawn.append(len(banners) > before)
     monkeypatch.setattr(Box, "draw", draw)
     faults = Faults(monkeypatch, "write", errno.ENOSPC)
-    box = Box(CONFIG, mock_factory, Display(lambda: open_device("dummy")),
-              store=GameLog(tmp_path / "state", retry_s=0.1))
+    box = make_box(mock_factory, config=CONFIG, display="dummy",
+                   store=GameLog(tmp_path / "state", retry_s=0.1))
     box.start()
     try:
         assert wait_for(lambda: drawn)

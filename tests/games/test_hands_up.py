@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
 from helpers.common import replay, run_cli, scenario, tap
+from helpers.boxes import make_box
 from pi_companion.core.engine import Engine
 from pi_companion.core.events import Buzz, BuzzOpened, Edge, Judge, Sound, Tick
 from pi_companion.games.hands_up import GAME, HandsUp, deal, share
@@ -613,13 +614,11 @@ def test_a_scenario_doc_through_the_cli():
 
 def test_the_log_of_an_idle_box_stops_growing(mock_factory, tmp_path):
     """Every hand empty, cards face up: no beat is due, so no `advance` line is written while idle."""
-    from pi_companion.app import Box, Wake
+    from pi_companion.app import Wake
     from pi_companion.config import Config
-    from pi_companion.hw.display import Display
-    from pi_companion.gamelog import GameLog
     config = Config(game="hands-up", players=("Ada", "Ben"), seed=1, sound=False,
                     games={"hands-up": {"cards": 4, "beat_ms": 300}})
-    box = Box(config, mock_factory, Display(None), store=GameLog(tmp_path))
+    box = make_box(mock_factory, tmp_path, config=config)
     log = tmp_path / "current.log"
     try:
         lengths = []

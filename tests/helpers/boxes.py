@@ -16,8 +16,42 @@ from pi_companion.gamelog import GameLog, open_log
 from pi_companion.games import registry
 from pi_companion.hub import Hub
 from pi_companion.hub.protocol import CommandError, parse_command
-from pi_companion.hw.display import Display
+from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
+
+PLAYERS = ("Ada", "Ben", "Cy")
+
+
+def make_box(factory: Any, state: Path | None = None, *, config: Config | None = None,
+             players: tuple[str, ...] = PLAYERS, seed: int = 1, sound: bool = False,
+             game: str | None = None, display: Any = None, **box_kw: Any) -> Box:
+    """The one way to build a Box for a test: on `factory` (gpiozero's MockFactory, or the
+    virtual clock's: `virtual_box`), its game log in `state` (none without one; `store=` gives
+    one of the test's, a slow or failing log), `config` as given or made of players, seed,
+    sound and game. `display`: None is no OLED, "dummy" luma's dummy device, else a Display
+    as is (one that fails, say). The rest goes to Box (on_frame, on_request, watchdog, ...).
+    The caller closes the box (and resets its factory)."""
+    if config is None:
+        config = Config(players=players, seed=seed, sound=sound, **({"game": game} if game else {}))
+    if display is None or display == "dummy":
+        display = Display(None if display is None else (lambda: open_device("dummy")))
+    if state is not None and "store" not in box_kw:
+        box_kw["store"] = GameLog(state)
+    return Box(config, factory, display, **box_kw)
+
+
+def virtual_box(state: Path | None = None, *, pin_class: type = VirtualPin, **kw: Any) -> Box:
+    """`make_box` on mock pins whose edges are stamped with the virtual clock (`Clock.now`):
+    `box.factory` drives the pins, `box.pump()` runs the loop's work in the test's thread."""
+    return make_box(VirtualFactory(pin_class=pin_class), state, **kw)
+
+
+def attach_hub(box: Box, state: Path, **hub_kw: Any) -> Hub:
+    """The web hub on `state`/hub.sock, attached to `box` (board_url, hotspot_path, ...)."""
+    hub = Hub(state / "hub.sock", state, **hub_kw)
+    hub.attach(box)
+    return hub
+
 
 PINS = load_pinmap()
 BOARD = "http://box.local:8080/"
@@ -29,10 +63,8 @@ class Rig:
         self.factory = VirtualFactory(pin_class=VirtualPin)
         self.state = state
         self.hotspot_file = state / "net" / "hotspot.json"
-        self.box = Box(Config(players=("Ada", "Ben", "Cy"), seed=3, sound=False), self.factory,
-                       Display(None), store=GameLog(state))
-        self.hub = Hub(state / "hub.sock", state, board_url=BOARD, hotspot_path=self.hotspot_file)
-        self.hub.attach(self.box)
+        self.box = make_box(self.factory, state, seed=3)
+        self.hub = attach_hub(self.box, state, board_url=BOARD, hotspot_path=self.hotspot_file)
         self.box.pump()
 
     def close(self) -> None:
@@ -117,7 +149,7 @@ class LatePin(VirtualPin):
 def late_box(state_dir: Any) -> Box:
     config = Config(game="grab-bag", players=("Ada", "Ben", "Cy", "Di"), seed=3, sound=False,
                     games={"grab-bag": {"variant": "all-seekers"}})
-    box = Box(config, VirtualFactory(pin_class=LatePin), Display(None), store=GameLog(state_dir))
+    box = virtual_box(state_dir, config=config, pin_class=LatePin)
     box.piezo.play = box.piezo.played.append  # type: ignore[method-assign]
     return box
 

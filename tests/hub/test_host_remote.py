@@ -13,14 +13,13 @@ import time
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pi_companion.app import Box, Wake
-from pi_companion.config import Config
+from helpers import boxes
+from pi_companion.app import Wake
 from pi_companion.core.events import Edge, HostCommand, Request, Turn
 from pi_companion.core.table import HOST_COMMANDS, GameBefore
-from pi_companion.gamelog import GameLog, encode
+from pi_companion.gamelog import encode
 from pi_companion.games import registry
 from pi_companion.hub import CommandError, parse_command
-from pi_companion.hw.display import Display, open_device
 
 PLAYERS = ("Ada", "Ben", "Cy")
 
@@ -207,8 +206,7 @@ def test_bad_dial_and_menu_commands_are_refused_saying_why(msg, why):
 # ---- the live box: logged, undone from history/, resumed after a power cut ----
 
 def make_box(factory, state_dir, game="grab-bag"):
-    return Box(Config(game=game, players=PLAYERS, seed=5, sound=False), factory,
-               Display(lambda: open_device("dummy")), store=GameLog(state_dir))
+    return boxes.make_box(factory, state_dir, game=game, players=PLAYERS, seed=5, display="dummy")
 
 
 def send(box, msg):

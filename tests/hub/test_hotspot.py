@@ -21,12 +21,10 @@ from PIL import Image
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
 from pi_companion.app import Box, Wake
-from pi_companion.config import Config
 from pi_companion.core.events import Turn
 from pi_companion.hub import Hotspot, Hub, read_hotspot
-from pi_companion.hw.display import Display, open_device
 from pi_companion.ui.qr import wifi_text
-from helpers.boxes import tap
+from helpers.boxes import attach_hub, make_box, tap
 
 REPO = Path(__file__).resolve().parents[2]
 DISPATCH = REPO / "systemd" / "image" / "files" / "pi-companion-hotspot-dispatch"
@@ -63,8 +61,7 @@ def rig(tmp_path):
     Clock.now = 0.0
     (tmp_path / "hotspot-source.json").write_text(json.dumps(NETWORK))
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
-              Display(lambda: open_device("dummy")))
+    box = make_box(factory, players=("Ada", "Ben"), display="dummy")
     hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=URL,
               hotspot_path=tmp_path / "net" / "hotspot.json")
     hub.attach(box)
@@ -134,10 +131,8 @@ def test_a_hotspot_up_before_the_box_starts_is_shown_at_start(tmp_path):
     (tmp_path / "net" / "hotspot.json").write_text(json.dumps(dict(NETWORK, address="10.42.0.1")))
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
-              Display(lambda: open_device("dummy")))
-    hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=URL, hotspot_path=tmp_path / "net" / "hotspot.json")
-    hub.attach(box)
+    box = make_box(factory, players=("Ada", "Ben"), display="dummy")
+    hub = attach_hub(box, tmp_path, board_url=URL, hotspot_path=tmp_path / "net" / "hotspot.json")
     try:
         hub.start()
         box.pump()

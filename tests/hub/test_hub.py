@@ -10,11 +10,12 @@ import time
 import pytest
 
 from helpers.common import Clock, VirtualFactory, VirtualPin, wait_for
-from pi_companion.app import Box, Wake
+from helpers import boxes
+from helpers.boxes import attach_hub
+from pi_companion.app import Wake
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
 from pi_companion.hub import CommandError, Hub, parse_command
-from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
 
 PLAYERS = ("Ada", "Ben", "Cy")
@@ -102,15 +103,14 @@ def make_box(state_dir, store=True):
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
     config = Config(players=PLAYERS, seed=1, sound=False)
-    box = Box(config, factory, Display(None), store=GameLog(state_dir) if store else None)
+    box = boxes.make_box(factory, config=config, store=GameLog(state_dir) if store else None)
     return box, factory
 
 
 @pytest.fixture
 def rig(tmp_path):
     box, factory = make_box(tmp_path)
-    hub = Hub(tmp_path / "hub.sock", tmp_path)
-    hub.attach(box)
+    hub = attach_hub(box, tmp_path)
     hub.start()
     box.pump()
     yield box, factory, hub, tmp_path
@@ -255,8 +255,7 @@ def test_garbage_on_the_socket_gets_an_error_and_the_box_plays_on(rig):
 
 def test_a_stuck_client_is_dropped_and_a_reconnect_gets_the_latest_at_once(tmp_path):
     box, factory = make_box(tmp_path, store=False)
-    hub = Hub(tmp_path / "hub.sock", tmp_path, buffer_limit=32 * 1024)
-    hub.attach(box)
+    hub = attach_hub(box, tmp_path, buffer_limit=32 * 1024)
     hub.start()
     stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)

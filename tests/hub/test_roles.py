@@ -24,19 +24,16 @@ import time
 from pathlib import Path
 
 import pytest
-import zxingcpp
 from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.boxes import attach_hub, make_box
 from helpers.daemons import ready
 from helpers.lan import get, post, qr_texts, show_host_qr
 
-from pi_companion.app import Box
-from pi_companion.config import Config
-from pi_companion.gamelog import GameLog, open_log
+from pi_companion.gamelog import open_log
 from pi_companion.hub import Hub, protocol
-from pi_companion.hw.display import Display
 from pi_companion.web.live import live_box, start_web, stop_web, until
 
 BOARD = "http://testbox.local:8080/"
@@ -91,10 +88,8 @@ class Conn:
 def hub_rig(tmp_path):
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory, Display(None),
-              store=GameLog(tmp_path))
-    hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=BOARD, hotspot_path=tmp_path / "hotspot.json")
-    hub.attach(box)
+    box = make_box(factory, tmp_path)
+    hub = attach_hub(box, tmp_path, board_url=BOARD, hotspot_path=tmp_path / "hotspot.json")
     hub.start()
     box.pump()
     yield box, hub

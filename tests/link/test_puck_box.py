@@ -15,10 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.common import read_now, wait_for
-from pi_companion.app import Box
+from helpers.boxes import make_box
 from pi_companion.config import Config
-from pi_companion.gamelog import GameLog
-from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.link import proto
 
@@ -71,8 +69,7 @@ def puck_box(mock_factory, tmp_path):
     puck = Puck(link)
     config = Config(game="all-wound-up", players=("Ada", "Ben"), seed=1, sound=False,
                     wind_source="puck", puck_port=link)
-    box = Box(config, mock_factory, Display(lambda: open_device("dummy")),
-              store=GameLog(tmp_path / "state"))        # every input fsynced, as on the Pi
+    box = make_box(mock_factory, tmp_path / "state", config=config, display="dummy")        # every input fsynced, as on the Pi
     box.start()
     yield box, puck, mock_factory, link
     box.close()
@@ -232,8 +229,7 @@ def test_with_wind_source_gpio_a_plugged_in_puck_is_never_opened(mock_factory, t
     puck = Puck(link)
     config = Config(game="all-wound-up", players=("Ada", "Ben"), seed=1, sound=False,
                     wind_source="gpio", puck_port=link)
-    box = Box(config, mock_factory, Display(lambda: open_device("dummy")),
-              store=GameLog(tmp_path / "state"))
+    box = make_box(mock_factory, tmp_path / "state", config=config, display="dummy")
     box.start()
     try:
         deadline = time.monotonic() + 1.5

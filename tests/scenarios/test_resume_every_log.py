@@ -10,17 +10,17 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.common import Clock
+from helpers.boxes import virtual_box
 
-from pi_companion.app import Box, Wake
+from pi_companion.app import Wake
 from pi_companion.config import Config
 from pi_companion.core.engine import fold_records
 from pi_companion.core.records import header_seats
 from pi_companion.core.events import Edge, HallLevel, HostCommand, Turn
-from pi_companion.gamelog import GameLog, open_log
+from pi_companion.gamelog import open_log
 from pi_companion.games import registry
 from pi_companion.hub import parse_command
-from pi_companion.hw.display import Display
 
 NAMES = ("Ada", "Ben", "Cy", "Di", "Eve", "Fay", "Gus", "Hal")
 GAMES = tuple(registry.available())
@@ -114,7 +114,7 @@ def archived(box):
 
 def check_resumes(tmp: Path, n: int, game: str, script: list) -> None:
     Clock.now = 0.0
-    box = Box(config(n, game), VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(tmp))
+    box = virtual_box(tmp, config=config(n, game))
     try:
         ended: list = []
         play(box, n, script, ended)
@@ -123,7 +123,7 @@ def check_resumes(tmp: Path, n: int, game: str, script: list) -> None:
     finally:
         box.close()                                    # the last records are on disk; the power goes
     Clock.now += 30.0
-    again = Box(config(n, game), VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(tmp))
+    again = virtual_box(tmp, config=config(n, game))
     try:
         assert again.resumed, "the log was not resumed"
         assert not list(tmp.glob("corrupt-*")), "the log was moved aside as corrupt"
@@ -180,7 +180,7 @@ def test_the_change_game_menu_greys_a_game_the_players_cannot_play(tmp_path):
     """Six players: All Wound Up, Grab Bag and Hold Your Breath! are greyed, the title line says
     why, and YES on them keeps the game."""
     Clock.now = 0.0
-    box = Box(config(6, "hands-up"), VirtualFactory(pin_class=VirtualPin), Display(None), store=GameLog(tmp_path))
+    box = virtual_box(tmp_path, config=config(6, "hands-up"))
     try:
         play(box, 6, menu_path(4, True, 2))
         menu = box.engine.menu

@@ -13,12 +13,11 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.common import Clock, VirtualPin
+from helpers.boxes import virtual_box
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
-from pi_companion.gamelog import GameLog
-from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
 from helpers.folds import fold, state, state_directory
 
@@ -36,7 +35,7 @@ def power_up(state_dir: Any, held: frozenset[str]) -> Box:
             if self.info.name in stuck:
                 self.drive_low()
 
-    box = Box(CONFIG, VirtualFactory(pin_class=Pin), Display(None), store=GameLog(state_dir))
+    box = virtual_box(state_dir, config=CONFIG, pin_class=Pin)
     box.piezo.play = box.piezo.played.append  # type: ignore[method-assign]
     return box
 
@@ -107,8 +106,7 @@ def test_presses_a_fraction_of_a_microsecond_apart_resume_to_the_same_winner(tmp
         state_dir = tmp_path / str(seed)
         config = Config(players=("Ada", "Ben", "Cy"), seed=seed, sound=False)
         Clock.now = 10.0
-        box = Box(config, VirtualFactory(pin_class=VirtualPin), Display(None),
-                  store=GameLog(state_dir))
+        box = virtual_box(state_dir, config=config)
         players = [p for p in ("P1", "P2", "P3")
                    if int(p[1]) - 1 in box.engine.rules.buzzers(box.engine.game)]
         Clock.now = 11.0000003
@@ -122,8 +120,7 @@ def test_presses_a_fraction_of_a_microsecond_apart_resume_to_the_same_winner(tmp
         live = box.engine.report()["last_buzz"]
         box.store.close()
         box.factory.reset()
-        again = Box(config, VirtualFactory(pin_class=VirtualPin), Display(None),
-                    store=GameLog(state_dir))
+        again = virtual_box(state_dir, config=config)
         try:
             assert again.engine.report()["last_buzz"] == live, f"seed {seed}"
         finally:

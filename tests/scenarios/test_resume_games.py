@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.boxes import make_box
 
-from pi_companion.app import Box, Wake
+from pi_companion.app import Wake
 from pi_companion.config import Config
-from pi_companion.gamelog import GameLog, open_log
-from pi_companion.hw.display import Display
+from pi_companion.gamelog import open_log
 from pi_companion.replay import load_scenario
 from pi_companion.core.engine import Engine, fold_records
 from pi_companion.core.records import header_seats
@@ -29,7 +29,7 @@ NEW_PLAYERS = {"grab-bag-players-from-the-menu": ("P1", "P2", "P3")}
 def box_for(scenario, factory, state_dir):
     config = Config(game=scenario.game, players=scenario.players, seed=scenario.seed, sound=False,
                     games={scenario.game: scenario.options})
-    return Box(config, factory, Display(None), store=GameLog(state_dir))
+    return make_box(factory, state_dir, config=config)
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])

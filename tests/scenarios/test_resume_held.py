@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers.boxes import make_box
 
 from pi_companion.app import Box, Wake
 from pi_companion.config import Config
 from pi_companion.core.events import Request
 from pi_companion.gamelog import GameLog
-from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
 
 PINS = load_pinmap()
@@ -35,8 +35,8 @@ def power_up(state, held: tuple[str, ...] = (), requests: list[Request] | None =
                 self.drive_low()
 
     factory = VirtualFactory(pin_class=Pin)
-    box = Box(CONFIG, factory, Display(None), store=GameLog(state),
-              on_request=None if requests is None else requests.append)
+    box = make_box(factory, state, config=CONFIG,
+                   on_request=None if requests is None else requests.append)
     box.piezo.play = box.piezo.played.append  # type: ignore[method-assign]
     return box
 

@@ -16,6 +16,7 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
+from helpers import boxes
 from PIL import Image, ImageDraw
 from helpers.ssd1306_panel import Panel
 
@@ -47,7 +48,7 @@ def grab_bag(cards: int = 200, **options: Any) -> Config:
 
 
 def make_box(config: Config, factory: MockFactory, display: Display) -> Box:
-    box = Box(config, factory, display)
+    box = boxes.make_box(factory, config=config, display=display)
     # A box without a piezo pin still times its tunes on a worker thread, and close() waits
     # up to 2 s for the queue; these tests have hundreds of tunes queued: only note them.
     box.piezo.play = box.piezo.played.append  # type: ignore[method-assign]

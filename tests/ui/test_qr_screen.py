@@ -6,12 +6,9 @@ import pytest
 import zxingcpp
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
-from pi_companion.app import Box, Wake
-from pi_companion.config import Config
+from pi_companion.app import Wake
 from pi_companion.core.events import Turn
-from pi_companion.hub import Hub
-from pi_companion.hw.display import Display, open_device
-from helpers.boxes import tap
+from helpers.boxes import attach_hub, make_box, tap
 
 URL = "http://testbox.local:8080/"
 
@@ -30,10 +27,8 @@ def decode(image, path):
 def rig(tmp_path):
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
-              Display(lambda: open_device("dummy")))
-    hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=URL)
-    hub.attach(box)
+    box = make_box(factory, players=("Ada", "Ben"), display="dummy")
+    hub = attach_hub(box, tmp_path, board_url=URL)
     box.pump()
     yield box, factory, hub
     box.close()
@@ -79,8 +74,7 @@ def test_the_host_qr_carries_the_token_and_new_host_rotates_it(rig, tmp_path):
 def test_with_the_web_off_the_screen_says_how_to_turn_it_on(text_boxes):
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
-              Display(lambda: open_device("dummy")))
+    box = make_box(factory, players=("Ada", "Ben"), display="dummy")
     try:
         box.pump()
         open_web_menu(box, factory, 1.0)
@@ -116,10 +110,8 @@ def test_the_qr_screens_carry_the_ip_address_the_web_process_reports(tmp_path, t
     from pi_companion.web.server import HubLink
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(Config(players=("Ada", "Ben"), seed=1, sound=False), factory,
-              Display(lambda: open_device("dummy")))
-    hub = Hub(tmp_path / "hub.sock", tmp_path, board_url=URL)
-    hub.attach(box)
+    box = make_box(factory, players=("Ada", "Ben"), display="dummy")
+    hub = attach_hub(box, tmp_path, board_url=URL)
     hub.start()
     try:
         async def tell():

@@ -12,12 +12,10 @@ from aiohttp import WSServerHandshakeError
 from aiohttp.test_utils import TestClient, TestServer
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
-from pi_companion.app import Box, Wake
-from pi_companion.config import Config
+from helpers.boxes import attach_hub, make_box
+from pi_companion.app import Wake
 from pi_companion.core.records import to_record
 from pi_companion.gamelog import GameLog
-from pi_companion.hub import Hub
-from pi_companion.hw.display import Display
 from pi_companion.hw.pinmap import load_pinmap
 from pi_companion.replay import load_scenario
 from pi_companion.web.server import HubLink, host_allowed, make_app, same_origin
@@ -29,10 +27,8 @@ DOCS = Path(__file__).parents[2] / "docs" / "scenarios"
 def box(tmp_path):
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory, Display(None),
-              store=GameLog(tmp_path))
-    hub = Hub(tmp_path / "hub.sock", tmp_path)
-    hub.attach(box)
+    box = make_box(factory, tmp_path)
+    hub = attach_hub(box, tmp_path)
     hub.start()
     box.pump()
     box.hub = hub
@@ -222,13 +218,10 @@ def test_oled_png_mirrors_the_oled(tmp_path):
 
     from PIL import Image
 
-    from pi_companion.hw.display import open_device
     Clock.now = 0.0
     factory = VirtualFactory(pin_class=VirtualPin)
-    box = Box(Config(players=("Ada", "Ben", "Cy"), seed=1, sound=False), factory,
-              Display(lambda: open_device("dummy")), store=GameLog(tmp_path))
-    hub = Hub(tmp_path / "hub.sock", tmp_path)
-    hub.attach(box)
+    box = make_box(factory, tmp_path, display="dummy")
+    hub = attach_hub(box, tmp_path)
     hub.start()
     box.pump()
     box.hub = hub
