@@ -46,13 +46,13 @@ system-test-breakages: $(STAMP)
 torture: $(STAMP)
 	$(BIN)/python -m pytest -m torture -s
 	PI_COMPANION_BITFLIP_TRIES=3000 PI_COMPANION_LOG_FUZZ_EXAMPLES=5000 \
-		$(BIN)/python -m pytest tests/test_log_integrity.py -k "flipped or never_a_crash" -s
+		$(BIN)/python -m pytest tests/gamelog/test_log_integrity.py -k "flipped or never_a_crash" -s
 	# The LAN attacker's list (docs/reliability.md): the torture siege and fuzz ran above
 	# (marker), here the rest of the list once more, each with its figures (-s).
-	$(BIN)/python -m pytest -s tests/test_web_attacks.py tests/test_hub_roles.py tests/test_names.py \
-		tests/test_systemd_unit.py \
-		tests/test_store.py::test_history_is_ordered_and_pruned_by_the_box_s_number_not_the_clock \
-		tests/test_log_faults.py::test_the_oled_says_saving_again_without_waiting_for_an_input
+	$(BIN)/python -m pytest -s tests/web/test_attacks.py tests/hub/test_roles.py tests/core/test_names.py \
+		tests/appliance/test_systemd_unit.py \
+		tests/gamelog/test_durable_log.py::test_history_is_ordered_and_pruned_by_the_box_s_number_not_the_clock \
+		tests/gamelog/test_write_faults.py::test_the_oled_says_saving_again_without_waiting_for_an_input
 
 # The big screen's pages in headless chromium (Debian's chromium + chromium-driver; no download).
 browser-test: $(STAMP)

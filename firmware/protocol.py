@@ -1,6 +1,6 @@
 """The wind puck's line protocol, device side: builds report lines and reads host commands.
 
-MicroPython and CPython both run this module (tests/test_firmware.py checks it against the
+MicroPython and CPython both run this module (tests/link/test_firmware.py checks it against the
 host's twin, pi_companion/link/proto.py, on the same vectors). See PROTOCOL.md.
 """
 

@@ -107,7 +107,7 @@ def player_names(text: str) -> tuple[str, ...]:
 
 
 # `run`'s options as `daemon_args` reads them: flag -> (default, the values it takes or None for
-# any). tests/test_cli.py checks them against the parser's `run` below.
+# any). tests/commands/test_cli.py checks them against the parser's `run` below.
 RUN_PINS = ("auto", "mock")
 RUN_DISPLAYS = ("auto", "ssd1306", "sh1106", "dummy", "none")
 RUN_OPTIONS: dict[str, tuple[str | None, tuple[str, ...] | None]] = {

@@ -86,7 +86,7 @@ class StopLatch:
 
 # ---- debug only: a hung loop on demand, for the system test's watchdog check ---------------
 # Off unless the environment says PI_COMPANION_DEBUG_HANG=1 (the shipped unit never does; the
-# system test's drop-in and tests/test_daemon.py do). Then SIGUSR2 makes the box loop thread
+# system test's drop-in and tests/commands/test_daemon.py do). Then SIGUSR2 makes the box loop thread
 # block for ever at its next pass while every other thread and the process live on: only a
 # watchdog fed by the loop itself stops, and systemd must kill and restart the daemon.
 DEBUG_HANG_ENV = "PI_COMPANION_DEBUG_HANG"

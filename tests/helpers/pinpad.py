@@ -39,8 +39,6 @@ HELD: set[str] = set()
 OUT = threading.Lock()
 
 
-
-
 class PowerUpPin(MockPWMPin):
     """A mock pin whose button is already closed when the box sets its pull-up."""
 
