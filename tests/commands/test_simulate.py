@@ -293,8 +293,8 @@ def test_flags_that_differ_from_the_saved_game_resume_it_and_say_so_in_one_line(
     term = Terminal(160, 45, "--players", "Ada,Ben,Cy,Dee", "--state-dir", str(tmp_path))
     try:
         assert term.wait_for("Grab Bag - pi-companion simulate, 4 players", "4 Dee"), term.text()
-        term.type(b"3")
-        assert term.wait_for("3 Cy       ●"), term.text()
+        term.type(b"3")                                       # Cy buzzes: the other seekers go dark
+        assert term.wait_for("3 Cy       ●", "2 Ben      ○", "4 Dee      ○"), term.text()
         assert term.quit()[0] == 0
     finally:
         term.close()
@@ -304,9 +304,9 @@ def test_flags_that_differ_from_the_saved_game_resume_it_and_say_so_in_one_line(
                              "Resumed the saved Grab Bag (4 players), not hands-up for Ada, Ben"), term.text()
         assert "Hands Up" not in term.text() and "2 players" not in term.text()
         term.type(b"n")                                       # Cy's buzz was wrong: Dee may buzz
-        time.sleep(0.4)
-        term.type(b"4")
-        assert term.wait_for("4 Dee      ●"), term.text()
+        assert term.wait_for("3 Cy       ○", "2 Ben      ●", "4 Dee      ●"), term.text()
+        term.type(b"4")                                       # Dee buzzes: Ben goes dark
+        assert term.wait_for("4 Dee      ●", "2 Ben      ○"), term.text()
         assert "no player" not in term.text()
         assert term.quit()[0] == 0
     finally:
