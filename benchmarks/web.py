@@ -183,9 +183,9 @@ class SnapshotClock:
         self.on_draw = on_draw
         self.ns = 0
 
-    def __call__(self, box: Any, frame: Any) -> None:
+    def __call__(self, engine: Any, frame: Any) -> None:
         t = time.thread_time_ns()
-        self.on_draw(box, frame)
+        self.on_draw(engine, frame)
         self.ns += time.thread_time_ns() - t
 
 

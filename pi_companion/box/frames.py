@@ -133,6 +133,6 @@ class Frames:
         if self.store is not None and self.store.notice:
             banner(ImageDraw.Draw(frame), self.store.notice)
         if self.on_draw is not None:
-            self.on_draw(self, frame)
+            self.on_draw(self.engine, frame)
         if self.display.show(frame, self.now()) and self.on_frame is not None:
             self.on_frame(frame)

@@ -64,7 +64,7 @@ class Box(BoxClock, Recorder, Lamp, Frames, Session, PuckFeed):
         self._kick_due = 0.0                 # time.monotonic() of the next watchdog ping
         self.on_exit = on_exit               # called on the loop thread when the loop ends
         self.asked_to_stop = False
-        self.on_draw = None                  # the web hub's snapshot
+        self.on_draw = None                  # the web hub's snapshot: (engine, frame)
         self.web_links = ("", "")            # the big screen's address and the host's link (OLED QR)
         self._saving = []
         self._saving_lock = threading.Lock()

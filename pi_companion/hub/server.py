@@ -172,8 +172,8 @@ class Hub:
                 previous(req)
         box.on_request = on_request
 
-    def on_draw(self, box: Any, frame: Any) -> None:
-        engine = box.engine
+    def on_draw(self, engine: Any, frame: Any) -> None:
+        """The loop drew `frame` for `engine`: the snapshot and the picture for the hub thread."""
         view = table_view(engine)
         changed = view != self.view
         if changed:

@@ -268,7 +268,7 @@ def test_a_stuck_client_is_dropped_and_a_reconnect_gets_the_latest_at_once(tmp_p
         pad = "x" * 4000                         # 4 KB snapshots: over 1 MB for the stuck client
         for i in range(3000):
             box.engine.notice = f"{pad}{i}"
-            hub.on_draw(box, frame)              # a loop blocked by the stuck client never ends
+            hub.on_draw(box.engine, frame)       # a loop blocked by the stuck client never ends
             if i % 10 == 0:                      # the hub sends at least these (it coalesces)
                 reader.snapshot(lambda s, i=i: s["notice"] == f"{pad}{i}")
         assert wait_for(lambda: hub.dropped >= 1 and len(hub.clients) == 1)
