@@ -104,9 +104,9 @@ def hello_role(msg: dict[str, Any]) -> str:
 def verb_problem(role: str, msg: dict[str, Any]) -> str | None:
     """Why a connection of `role` may not send `msg` (None: it may)."""
     cmd = msg.get("cmd")
-    if cmd not in KNOWN or cmd == "hello":
-        if cmd == "hello":
-            return "hello: said already"
+    if cmd == "hello":
+        return "hello: said already"
+    if not isinstance(cmd, str) or cmd not in KNOWN:
         return "unknown command"
     if cmd not in VERBS[role]:
         return f"{cmd}: not a {role} connection's command"

@@ -131,6 +131,36 @@ def test_every_verb_outside_a_connections_role_is_refused_whatever_its_token(hub
         assert hub.address == "http://192.168.1.66:8080/"
 
 
+JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-3, 9), st.text(max_size=12)),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=8)
+
+
+def test_any_message_on_any_role_gets_one_answer_and_no_error_in_the_hub(hub_rig, caplog):
+    """Fuzzed messages of every shape on a connection of each role: each line gets its reply (a
+    refusal in one line, or the verb's answer), the hub thread logs no error and stays up."""
+    box, hub = hub_rig
+    conns = {role: Conn(hub.path, role) for role in protocol.ROLES}
+
+    @settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(role=st.sampled_from(protocol.ROLES),
+           cmd=st.sampled_from(sorted(protocol.KNOWN) + ["press", ""]) | JSON,
+           fields=st.dictionaries(st.sampled_from(["player", "name", "names", "game", "options", "delta",
+                                                   "key", "address", "on", "role", "token"]), JSON, max_size=3))
+    def one(role, cmd, fields):
+        if cmd == "auth" or cmd == "watch":
+            return                                       # they change the connection itself
+        reply = conns[role].send({**fields, "cmd": cmd}, box.pump)
+        assert isinstance(reply["ok"], bool) and "\n" not in reply.get("error", "")
+    try:
+        one()
+        assert "web hub error" not in caplog.text and hub.thread.is_alive()
+        assert conns["board"].send({"cmd": "watch", "on": False})["ok"]
+    finally:
+        for conn in conns.values():
+            conn.close()
+
+
 def test_a_connection_says_who_it_is_first_and_once(hub_rig):
     box, hub = hub_rig
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
