@@ -1,4 +1,5 @@
-"""The pure core (games, arbitration, decoding, protocol, screens) never imports hardware libraries."""
+"""The pure core (games, arbitration, decoding, the puck's and the hub's protocols, screens) never
+imports hardware libraries."""
 from __future__ import annotations
 
 import subprocess
@@ -16,7 +17,7 @@ import pi_companion.core, pi_companion.games, pi_companion.ui
 for pkg in (pi_companion.core, pi_companion.games, pi_companion.ui):
     for mod in pkgutil.iter_modules(pkg.__path__):
         importlib.import_module(pkg.__name__ + '.' + mod.name)
-import pi_companion.replay, pi_companion.link.proto
+import pi_companion.replay, pi_companion.link.proto, pi_companion.hub.protocol
 print('ok')
 """
 
@@ -38,7 +39,8 @@ def test_pure_packages_pass_mypy_strict():
     api = pytest.importorskip("mypy.api")
     from pathlib import Path
     root = Path(__file__).parents[1] / "pi_companion"
-    targets = [str(root / "core"), str(root / "games"), str(root / "ui"), str(root / "link" / "proto.py")]
+    targets = [str(root / "core"), str(root / "games"), str(root / "ui"), str(root / "link" / "proto.py"),
+               str(root / "hub" / "protocol.py")]
     out, err, status = api.run(["--strict", "--no-error-summary", "--cache-dir", "/tmp/pi-companion-mypy",
                                 *targets])
     assert status == 0, out + err

@@ -179,8 +179,8 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
         if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < len(players):
             raise CommandError(f"player must be 0 to {len(players) - 1}")
         problem = name_problem(name)
-        if problem is not None:
-            raise CommandError(problem)
+        if problem is not None or not isinstance(name, str):
+            raise CommandError(problem or "a name must not be empty")
         name = name.strip()
         if name in players[:player] + players[player + 1:]:
             raise CommandError(f"{name} is already playing")
@@ -188,8 +188,8 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
     if cmd == "players":           # the count is the table's to check, against the game in play
         names = msg.get("names")
         problem = names_problem(names)
-        if problem is not None:
-            raise CommandError(problem)
+        if problem is not None or not isinstance(names, list):
+            raise CommandError(problem or "players must be a list of names")
         return HostCommand(0.0, "players", -1, "", json.dumps([n.strip() for n in names]))
     if cmd == "switch":
         game, options = msg.get("game"), msg.get("options", {})
