@@ -11,15 +11,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.error import HTTPError
 
 import pytest
-import zxingcpp
 
-from pi_companion.box import Wake
-from pi_companion.core.events import Turn
+from helpers.lan import post, qr_texts, show_host_qr
 from pi_companion.web import headless
 from pi_companion.web.live import free_port, live_box, until
 
@@ -29,19 +25,8 @@ fetch("/steal?t=" + encodeURIComponent(location.hash.slice(3)));
 </script>"""
 
 
-def qr_texts(image):
-    big = image.convert("L").resize((512, 256), 0)
-    return [found.text for found in zxingcpp.read_barcodes(big, formats=zxingcpp.BarcodeFormat.QRCode)]
-
-
-def post(url: str, body: dict, token: str) -> tuple[int, dict]:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", "X-Host-Token": token})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return r.status, json.load(r)
-    except HTTPError as err:
-        return err.code, json.load(err)
+def command(url: str, body: dict, token: str) -> tuple[int, dict]:
+    return post(url, json.dumps(body).encode(), {"X-Host-Token": token})
 
 
 def stranger_server(port: int, box_base: str, stolen: list[str]) -> ThreadingHTTPServer:
@@ -51,7 +36,7 @@ def stranger_server(port: int, box_base: str, stolen: list[str]) -> ThreadingHTT
             if self.path.startswith("/steal?t="):
                 token = self.path.split("=", 1)[1]
                 stolen.append(token)
-                post(box_base + "/api/command", {"cmd": "rename", "player": 0, "name": "Pwned"}, token)
+                command(box_base + "/api/command", {"cmd": "rename", "player": 0, "name": "Pwned"}, token)
                 body = b"ok"
             else:
                 body = THIEF_PAGE
@@ -76,17 +61,10 @@ def test_the_host_qr_never_points_at_a_strangers_page(tmp_path):
     with live_box(tmp_path, board_url=f"http://testbox.local:{port}/", web_port=port) as live:
         thief = stranger_server(port, live.base, stolen)
         try:
-            status, reply = post(live.base + "/api/command", {"cmd": "address", "address": STRANGER}, "x")
+            status, reply = command(live.base + "/api/command", {"cmd": "address", "address": STRANGER}, "x")
             assert status == 400 and reply["error"].startswith("unknown command"), reply
             box = live.box
-            live.tap("MENU")                                    # MENU > Show on TV / phone > Host remote
-            live.until(lambda: box.engine.menu is not None)
-            box.queue.put(Wake(Turn(box.now(), -1)))
-            live.until(lambda: box.engine.menu.selected == "web")
-            live.tap("YES")
-            box.queue.put(Wake(Turn(box.now(), 1)))
-            live.until(lambda: box.engine.menu.selected == "web:host")
-            live.tap("YES")
+            show_host_qr(live)
             until(lambda: qr_texts(box.display.device.image), 5, "the OLED never drew the host QR")
             scanned = qr_texts(box.display.device.image)[0]
             with headless.chromium(*headless.SIZES["phone"]) as phone:

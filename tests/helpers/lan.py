@@ -3,6 +3,7 @@ a picture of the OLED (web/test_attacks,
 hub/test_roles)."""
 from __future__ import annotations
 
+import io
 import json
 import urllib.request
 from urllib.error import HTTPError
@@ -12,6 +13,7 @@ from PIL import Image
 
 from pi_companion.box import Wake
 from pi_companion.core.events import Turn
+from pi_companion.web.live import until
 
 
 def qr_texts(image: Image.Image) -> list[str]:
@@ -51,3 +53,19 @@ def show_host_qr(live) -> None:
     live.until(lambda: box.engine.menu.selected == "web:host")
     live.tap("YES")
     live.until(lambda: box.engine.menu.qr == "host")
+
+
+def mirrored_oled(live, shown) -> "Image.Image":
+    """`/oled.png` once the web process mirrors the frame `shown` (its text side, right of the
+    code's square, the same): what any visitor of the page gets for that frame."""
+    def mirrored():
+        status, body, _ = get(live.base + "/oled.png")
+        picture = Image.open(io.BytesIO(body))
+        same_text = picture.convert("1").crop((64, 0, 128, 64)).tobytes() == \
+            shown.convert("1").crop((64, 0, 128, 64)).tobytes()
+        return picture if status == 200 and same_text else None
+    until(mirrored, 5, "the web process never mirrored the frame")
+    picture = mirrored()
+    assert picture is not None
+    return picture
+

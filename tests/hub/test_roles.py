@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import http.client
-import io
 import json
 import os
 import pwd
@@ -25,12 +24,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from PIL import Image
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
 from helpers.boxes import attach_hub, make_box
 from helpers.daemons import ready
-from helpers.lan import get, post, qr_texts, show_host_qr
+from helpers.lan import mirrored_oled, post, qr_texts, show_host_qr
 
 from pi_companion.gamelog import open_log
 from pi_companion.hub import Hub, protocol
@@ -329,16 +327,7 @@ def test_the_token_does_not_make_the_web_processs_link_see_the_host_qr(tmp_path)
         status, reply = post(live.base + "/api/command", b'{"cmd": "auth"}', {"X-Host-Token": live.hub.token})
         assert status == 400 and reply["error"].startswith("unknown command"), reply
         show_host_qr(live)
-        shown = live.box.display.device.image
-
-        def mirrored():
-            status, body, _ = get(live.base + "/oled.png")
-            picture = Image.open(io.BytesIO(body))
-            same_text = picture.convert("1").crop((64, 0, 128, 64)).tobytes() == \
-                shown.convert("1").crop((64, 0, 128, 64)).tobytes()
-            return picture if status == 200 and same_text else None
-        until(mirrored, 5, "the web process never mirrored the host QR screen")
-        assert qr_texts(mirrored()) == []
+        assert qr_texts(mirrored_oled(live, live.box.display.device.image)) == []
 
 
 # ---- "done" only once saved -------------------------------------------------------------------

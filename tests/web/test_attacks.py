@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from pi_companion.web.live import live_box, until
-from helpers.lan import get, post, qr_texts, show_host_qr
+from helpers.lan import get, mirrored_oled, post, qr_texts, show_host_qr
 
 BOARD = "http://testbox.local:8080/"
 
@@ -28,16 +28,8 @@ def test_nothing_a_stranger_can_fetch_carries_the_host_token(tmp_path):
         # the OLED itself shows it (by the IP address the web process reported: 127.0.0.1 here)
         assert qr_texts(shown) == [f"http://127.0.0.1:8080/host#t={token}"] == [live.hub.links()[1]]
 
-        def mirrored() -> Image.Image | None:
-            status, body, _ = get(live.base + "/oled.png")
-            picture = Image.open(io.BytesIO(body))
-            # The frame of the host QR screen has reached the web process (its text side).
-            same_text = picture.convert("1").crop((64, 0, 128, 64)).tobytes() == \
-                shown.convert("1").crop((64, 0, 128, 64)).tobytes()
-            return picture if status == 200 and same_text else None
-        until(mirrored, 5, "the web process never mirrored the host QR screen")
-        picture, raw = mirrored(), get(live.base + "/oled.png")[1]
-        assert picture is not None and qr_texts(picture) == []
+        picture, raw = mirrored_oled(live, shown), get(live.base + "/oled.png")[1]
+        assert qr_texts(picture) == []
         assert token.encode() not in raw
         assert picture.convert("1").crop((0, 0, 64, 64)).tobytes() != \
             shown.convert("1").crop((0, 0, 64, 64)).tobytes()
