@@ -81,6 +81,10 @@ def load_pinmap(path: str | Path | None = None, overrides: Mapping[str, int] | N
     The merged map is validated: PinMapError (a ValueError) names every bad key.
     """
     text = _map_text(path)
+    key = (str(path), text, repr(sorted((overrides or {}).items())))
+    known = _CHECKED.get(key)
+    if known is not None:
+        return dict(known)
     where = path or "default pin map"
     try:
         table = tomllib.loads(text)
@@ -95,7 +99,15 @@ def load_pinmap(path: str | Path | None = None, overrides: Mapping[str, int] | N
     problems = validate_pinmap(pins, reserved)
     if problems:
         raise PinMapError(problems)
+    if len(_CHECKED) < 8:
+        _CHECKED[key] = dict(pins)
     return pins
+
+
+# Pin maps already parsed and found valid, by their text: the config check, the box's wiring
+# and the key pad each ask for the same map before READY, and a parse is about a million
+# instructions. The text is read every time, so an edited file is parsed again.
+_CHECKED: dict[tuple[str, str, str], dict[str, int]] = {}
 
 
 def validate_pinmap(pins: Mapping[str, object], reserved: Mapping[str, object] | None = None) -> list[str]:
