@@ -296,7 +296,7 @@ def test_an_output_config_drives_the_line_at_its_level_with_no_bias_or_edges():
 def test_chip_info_is_the_kernel_s_68_bytes_decoded_up_to_each_nul():
     """struct gpiochip_info (linux/gpio.h): name[32], label[32], __u32 lines; the ioctl number
     is _IOR(0xB4, 0x01, that struct)."""
-    raw = (b"gpiochip4".ljust(32, b"\0") + b"pinctrl-rp1\0stale".ljust(32, b"\0")
+    raw = (b"gpiochip4\0old".ljust(32, b"\0") + b"pinctrl-rp1\0stale".ljust(32, b"\0")
            + (54).to_bytes(4, "little"))
     assert len(raw) == gpio_cdev.CHIPINFO.size == 68
     assert gpio_cdev.decode_chip_info(raw) == ("gpiochip4", "pinctrl-rp1", 54)
