@@ -95,8 +95,8 @@ def make_factory(kind: str, edges: str = "kernel") -> Any:
         except PinUnknownPi:           # a GPIO chip, but not a Pi's: what gpiozero would pick
             Device.ensure_pin_factory()
         else:
-            log.info("pins: the kernel's GPIO character device (%s), edges from its line events",
-                     Device.pin_factory.chip_path)
+            log.info("pins: the kernel's GPIO character device (%s, label %s), edges from its line events",
+                     Device.pin_factory.chip_path, Device.pin_factory.chip_label)
     else:
         Device.ensure_pin_factory()
     return Device.pin_factory

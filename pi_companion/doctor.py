@@ -31,11 +31,16 @@ def is_pc(root: Path = Path("/")) -> bool:
     """No GPIO here: no GPIO character device and no Raspberry Pi model in the device tree."""
     if any((root / "dev").glob("gpiochip*")):
         return False
+    return "Raspberry Pi" not in (board_model(root) or "")
+
+
+def board_model(root: Path = Path("/")) -> str | None:
+    """The device tree's model ("Raspberry Pi 5 Model B Rev 1.0"); None where there is none."""
     try:
-        model = (root / "proc/device-tree/model").read_bytes().decode("ascii", "replace")
+        raw = (root / "proc/device-tree/model").read_bytes()
     except OSError:
-        return True
-    return "Raspberry Pi" not in model
+        return None
+    return raw.split(b"\0", 1)[0].decode("ascii", "replace").strip() or None
 
 
 PC_PINS = ("this is a PC (no GPIO chip, no Raspberry Pi): there are no box pins to check. "
@@ -47,10 +52,11 @@ PC_DISPLAY = ("this is a PC: no I2C bus for the box's OLED here. `simulate` draw
               "the terminal; `run --display dummy` runs the daemon without one")
 
 
-def check_pins(kind: str, edges: str = "kernel") -> Result:
+def check_pins(kind: str, edges: str = "kernel", root: Path = Path("/")) -> Result:
     """The pin factory the daemon would use (assemble's `make_factory`, the config's `edges`),
-    in one row: gpiozero's PinFactoryFallback warnings (one multi-line warning per backend it
-    tried) are caught and summed up here."""
+    in one row naming the board (the device tree's model under `root`) and the GPIO chip (path
+    and label) when there are: gpiozero's PinFactoryFallback warnings (one multi-line warning
+    per backend it tried) are caught and summed up here."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -68,10 +74,14 @@ def check_pins(kind: str, edges: str = "kernel") -> Result:
                             "on a PC use --pins mock")
     tried = _fallbacks(caught)
     chip = getattr(Device.pin_factory, "chip_path", None)
+    label = getattr(Device.pin_factory, "chip_label", None)
+    board = board_model(root)
     return ("ok", f"pin factory {type(Device.pin_factory).__name__}"
-                  + (f" on {chip} (every pin a line request of the kernel's GPIO character device, "
+                  + (f" on {chip}" + (f' "{label}"' if label else "")
+                     + " (every pin a line request of the kernel's GPIO character device, "
                      "edges from its line events)" if chip else "")
-                  + (f" (after falling back from {tried})" if tried else ""))
+                  + (f" (after falling back from {tried})" if tried else "")
+                  + (f"; board: {board}" if board else ""))
 
 
 def _fallbacks(caught: list[Any]) -> str:
@@ -225,14 +235,14 @@ def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None
     """Print one row per check; 1 if something asked for is broken. On a PC (`pc`, else found
     out) the pins and the default state directory of a box are not asked for: unless --pins
     or a config says otherwise, they get an INFO row saying so instead of a FAIL. `root`: where
-    /sys and /boot are read from (a test's fake tree)."""
+    /sys, /boot and the pins row's /proc/device-tree are read from (a test's fake tree)."""
     pc = is_pc() if pc is None else pc
     config_result, config = check_config(Path(args.config))
     asked_pins = getattr(args, "pins", None)
     if pc and asked_pins is None and not os.environ.get("GPIOZERO_PIN_FACTORY"):
         pins = ("info", PC_PINS)
     else:
-        pins = check_pins(asked_pins or "auto", config.edges)
+        pins = check_pins(asked_pins or "auto", config.edges, root)
     state = check_state_dir(config)
     from .config import Config
     if pc and state[0] == "fail" and not Path(args.config).exists() and config.state_dir == Config.state_dir:

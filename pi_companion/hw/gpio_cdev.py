@@ -10,7 +10,7 @@ Each edge carries the kernel's `timestamp_ns` (CLOCK_MONOTONIC, the clock lgpio'
 taken when the edge happened, not when it was read: the earliest of those decides a buzz.
 
 Standard library only (`fcntl.ioctl`, `struct`); the structures are those of linux/gpio.h.
-`decode`/`Decoder` are pure (bytes in, events out) and tested on their own.
+`decode`/`Decoder` and `decode_chip_info` are pure (bytes in, values out) and tested on their own.
 """
 from __future__ import annotations
 
@@ -55,17 +55,23 @@ CONFIG = struct.Struct(f"=QI20x{ATTR.size * NUM_ATTRS_MAX}s")
 # event_buffer_size, padding[5], fd
 REQUEST = struct.Struct(f"={LINES_MAX}I{NAME_SIZE}s{CONFIG.size}sII20xi")
 VALUES = struct.Struct("=QQ")            # struct gpio_v2_line_values: bits, mask
+CHIPINFO = struct.Struct(f"={NAME_SIZE}s{NAME_SIZE}sI")   # struct gpiochip_info: name, label, lines
 
 
 def _iowr(nr: int, size: int) -> int:
     return (3 << 30) | (size << 16) | (0xB4 << 8) | nr
 
 
+def _ior(nr: int, size: int) -> int:
+    return (2 << 30) | (size << 16) | (0xB4 << 8) | nr
+
+
+GET_CHIPINFO_IOCTL = _ior(0x01, CHIPINFO.size)
 GET_LINE_IOCTL = _iowr(0x07, REQUEST.size)
 LINE_SET_CONFIG_IOCTL = _iowr(0x0D, CONFIG.size)
 LINE_GET_VALUES_IOCTL = _iowr(0x0E, VALUES.size)
 LINE_SET_VALUES_IOCTL = _iowr(0x0F, VALUES.size)
-assert (EVENT.size, CONFIG.size, REQUEST.size) == (48, 272, 592)
+assert (EVENT.size, CONFIG.size, REQUEST.size, CHIPINFO.size) == (48, 272, 592, 68)
 
 
 # ---- decoding (pure) -------------------------------------------------------------------------
@@ -196,6 +202,24 @@ def write_value(req_fd: int, value: bool) -> None:
         fcntl.ioctl(req_fd, LINE_SET_VALUES_IOCTL, _HIGH if value else _LOW)
     except OSError as err:
         raise LineError(err.errno, f"line write: {_why(err)}") from None
+
+
+# ---- the chip -------------------------------------------------------------------------------
+def decode_chip_info(buf: bytes) -> tuple[str, str, int]:
+    """A 68-byte `gpiochip_info`: (name, label, lines), each string up to its first NUL."""
+    name, label, lines = CHIPINFO.unpack(buf)
+    return (name.split(b"\0", 1)[0].decode("utf-8", "replace"),
+            label.split(b"\0", 1)[0].decode("utf-8", "replace"), lines)
+
+
+def chip_info(chip_fd: int, where: str = "") -> tuple[str, str, int]:
+    """The open chip's (name, label, lines) (GPIO_GET_CHIPINFO_IOCTL)."""
+    buf = bytearray(CHIPINFO.size)
+    try:
+        fcntl.ioctl(chip_fd, GET_CHIPINFO_IOCTL, buf, True)
+    except OSError as err:
+        raise LineError(err.errno, f"{where or 'GPIO chip'}: {_why(err)}") from None
+    return decode_chip_info(bytes(buf))
 
 
 # ---- the reader thread -----------------------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 import time
 from typing import Any
 
@@ -28,24 +29,35 @@ from gpiozero.exc import (PinFixedPull, PinInvalidBounce, PinInvalidFunction, Pi
                           PinInvalidState, PinPWMFixedValue, PinSetInput)
 from gpiozero.pins.local import LocalPiFactory, LocalPiPin
 
-from .gpio_cdev import (BIAS_FLAGS, EDGE_FLAGS, EdgeReader, LineError, LineEvent, read_value,
-                        request_line, set_config, write_value)
+from . import header_chip
+from .gpio_cdev import (BIAS_FLAGS, EDGE_FLAGS, EdgeReader, LineError, LineEvent, chip_info,
+                        read_value, request_line, set_config, write_value)
 
 
 class KernelFactory(LocalPiFactory):  # type: ignore[misc]
-    """Every pin a line request of its own on /dev/gpiochipN; edges from one reader thread."""
+    """Every pin a line request of its own on the header's chip (header_chip.py: found by its
+    label, or `chip`'s number as given); edges from one reader thread. `chip_path` and
+    `chip_label` say which chip it is."""
 
-    def __init__(self, chip: int | None = None) -> None:
+    def __init__(self, chip: int | None = None, dev: Path = Path("/dev")) -> None:
         super().__init__()
-        if chip is None:          # a Pi 5's header is gpiochip4 on kernels that number it so
-            pi5 = (self._get_revision() & 0xFF0) >> 4 == 0x17
-            chip = 4 if pi5 and os.path.exists("/dev/gpiochip4") else 0
+        label: str | None = None
+        if chip is None:
+            path, label, _ = header_chip.find(dev)
+            chip = int(path.removeprefix(str(dev / "gpiochip")))
         self._chip = chip
-        self.chip_path = f"/dev/gpiochip{chip}"
+        self.chip_path = str(dev / f"gpiochip{chip}")
         try:
             self.chip_fd = os.open(self.chip_path, os.O_RDWR | os.O_CLOEXEC)
         except OSError as err:
             raise LineError(err.errno, f"{self.chip_path}: {err.strerror}") from None
+        if label is None:
+            try:
+                label = chip_info(self.chip_fd, self.chip_path)[1]
+            except LineError:
+                os.close(self.chip_fd)
+                raise
+        self.chip_label = label
         self.edges = EdgeReader()
         self.pin_class = KernelPin
 

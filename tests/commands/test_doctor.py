@@ -229,3 +229,38 @@ def test_config_txt_baudrate_is_the_last_one_set(lines, noise):
         text.append("#" + " ".join(noise.splitlines()))
     assert parse_baudrate("\n".join(text)) == expected
     parse_baudrate(noise)
+
+
+# The pins row names the board (the device tree's model) and the header's chip (path and label).
+
+def test_doctor_s_pins_row_names_the_board_and_the_header_chip(tmp_path, monkeypatch):
+    import argparse
+
+    from gpiozero import Device
+
+    from pi_companion import assemble
+    from pi_companion.doctor import board_model, check_pins, doctor
+    root = tmp_path / "root"
+    (root / "proc/device-tree").mkdir(parents=True)
+    (root / "proc/device-tree/model").write_bytes(b"Raspberry Pi 5 Model B Rev 1.0\0")
+    assert board_model(root) == "Raspberry Pi 5 Model B Rev 1.0"
+    assert board_model(tmp_path) is None
+
+    class Found:                      # what KernelFactory says it found, without a chip here
+        chip_path, chip_label = "/dev/gpiochip4", "pinctrl-rp1"
+
+    monkeypatch.setattr(Device, "pin_factory", None)
+    monkeypatch.setattr(assemble, "make_factory",
+                        lambda kind, edges: setattr(Device, "pin_factory", Found()))
+    level, row = check_pins("auto", "kernel", root)
+    assert level == "ok" and row.startswith('pin factory Found on /dev/gpiochip4 "pinctrl-rp1" (every pin')
+    assert row.endswith("; board: Raspberry Pi 5 Model B Rev 1.0"), row
+    assert "board" not in check_pins("auto", "kernel", tmp_path)[1]
+
+    config = tmp_path / "c.toml"
+    config.write_text(f"[box]\nstate_dir = '{tmp_path}'\n")
+    lines: list[str] = []
+    doctor(argparse.Namespace(config=str(config), pins="auto"), out=lines.append, pc=False, root=root)
+    pins = next(line for line in lines if line[5:].startswith("pins "))
+    assert pins.startswith("OK   pins") and '/dev/gpiochip4 "pinctrl-rp1"' in pins
+    assert "board: Raspberry Pi 5 Model B Rev 1.0" in pins

@@ -291,3 +291,26 @@ def test_an_output_config_drives_the_line_at_its_level_with_no_bias_or_edges():
     flags, n_attrs, _ = gpio_cdev.CONFIG.unpack(gpio_cdev.config_bytes("up", None))
     assert flags == gpio_cdev.FLAG_INPUT | gpio_cdev.FLAG_BIAS_PULL_UP and n_attrs == 0   # no edges asked
     assert gpio_cdev.LINE_SET_VALUES_IOCTL == 0xC010B40F          # _IOWR(0xB4, 0x0F, 16 bytes)
+
+
+def test_chip_info_is_the_kernel_s_68_bytes_decoded_up_to_each_nul():
+    """struct gpiochip_info (linux/gpio.h): name[32], label[32], __u32 lines; the ioctl number
+    is _IOR(0xB4, 0x01, that struct)."""
+    raw = (b"gpiochip4\0old".ljust(32, b"\0") + b"pinctrl-rp1\0stale".ljust(32, b"\0")
+           + (54).to_bytes(4, "little"))
+    assert len(raw) == gpio_cdev.CHIPINFO.size == 68
+    assert gpio_cdev.decode_chip_info(raw) == ("gpiochip4", "pinctrl-rp1", 54)
+    full = b"n" * 32 + b"l" * 32 + (2**32 - 1).to_bytes(4, "little")     # no NUL at all
+    assert gpio_cdev.decode_chip_info(full) == ("n" * 32, "l" * 32, 2**32 - 1)
+    assert gpio_cdev.GET_CHIPINFO_IOCTL == 0x8044B401
+
+
+def test_chip_info_on_a_file_that_is_no_chip_is_a_one_line_error(tmp_path):
+    path = tmp_path / "gpiochip0"
+    path.write_bytes(b"")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(LineError, match=r"^.*gpiochip0: not a GPIO character device$"):
+            gpio_cdev.chip_info(fd, str(path))
+    finally:
+        os.close(fd)
