@@ -139,11 +139,13 @@ def main(args: Any) -> int:
     stop.install()
     arm_debug_hang(box)
     # READY=1 only once every pin is claimed (assemble above) and the first frame is drawn: drawn
-    # here, before the loop thread runs, so that nothing races it.
+    # here, before the loop thread runs, so that nothing races it. The game said is the one
+    # played: a resumed game goes on whatever the config names.
+    playing = f"{box.engine.rules.name} for {', '.join(box.engine.players)}"
     box.draw()
     box.start()
     systemd.notify("READY=1")
-    log.info("ready: %s for %s", config.game, ", ".join(config.players))
+    log.info("ready: %s", playing)
     # No periodic wake-up here: a signal, a shutdown request or the loop's end sets `stop`.
     stop.wait()
     if not (stop.signalled or shutdown.is_set()):

@@ -300,6 +300,15 @@ def _page(name: str) -> str:
     return _CACHE[key]
 
 
+def listening_url(bind: str | None, port: int) -> str:
+    """Where a browser reaches this server: the address it is bound to, or, bound to every
+    address, this machine's name on the home network."""
+    if bind and bind not in ("0.0.0.0", "::"):
+        host = f"[{bind}]" if ":" in bind else bind
+        return f"http://{host}:{port}/"
+    return f"http://{socket.gethostname()}.local:{port}/"
+
+
 def lan_address(bind: str | None) -> str:
     """The address phones reach this server at: the one it listens on, or (listening on every
     address) the one the machine's default route leaves from - a UDP socket's connect sends
@@ -329,7 +338,7 @@ def main(args: Any) -> int:
     port = args.port or config.web_port
     gate = Gate()
     app = make_app(HubLink(path, lambda: lan_address(args.bind)), state_dir, config.web_hosts, gate=gate)
-    log.info("big screen on http://%s.local:%d/ (hub %s)", socket.gethostname(), port, path)
+    log.info("big screen on %s (hub %s)", listening_url(args.bind, port), path)
     asyncio.run(serve(app, gate, args.bind, port))
     return 0
 

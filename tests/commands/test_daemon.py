@@ -330,3 +330,19 @@ def test_the_way_to_ready_imports_nothing_the_buttons_do_not_need(tmp_path):
                     if isinstance(node, ast.ClassDef) and ast.get_docstring(node) is None
                     and any("dataclass" in ast.unparse(d) for d in node.decorator_list)]
     assert undocumented == []
+
+
+def test_the_ready_line_names_the_game_played_not_the_one_configured(tmp_path):
+    """A resumed Hold Your Breath! goes on whatever the config names: the journal's ready line
+    says so (it once named the config's Grab Bag and its players)."""
+    saved = tmp_path / "saved.toml"
+    saved.write_text('[box]\ngame = "hold-your-breath"\nplayers = ["Ada", "Ben", "Cy"]\n')
+    with ready(tmp_path, config=saved) as (first, sock):
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(timeout=15) == 0
+    (tmp_path / "notify.sock").unlink()
+    with ready(tmp_path) as (again, sock):              # no config: Grab Bag for the defaults
+        again.send_signal(signal.SIGTERM)
+        assert again.wait(timeout=15) == 0
+        said = [line for line in again.stderr.read().splitlines() if "ready:" in line]
+    assert said and said[-1].endswith("ready: hold-your-breath for Ada, Ben, Cy"), said

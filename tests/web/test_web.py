@@ -472,3 +472,15 @@ def test_the_real_web_process_asks_for_beats_only_while_a_page_is_open(tmp_path)
         asyncio.run(a_page_open_then_closed())
         until(lambda: not any(c.watching for c in live.hub.clients.values()), 3.0,
               "the last page closed, yet the web process still asks for beats")
+
+
+def test_the_web_process_says_the_address_it_listens_on(tmp_path):
+    """Bound to 127.0.0.1 it says so, not the machine's NAME.local, which it does not answer on."""
+    import tempfile
+    from pi_companion.web.live import live_box, start_web, stop_web
+    with live_box(tmp_path, web=False) as live, tempfile.TemporaryFile() as log:
+        web, base = start_web(tmp_path, live.hub.path, log)
+        stop_web(web, 10)
+        log.seek(0)
+        said = [line for line in log.read().decode().splitlines() if "big screen on" in line]
+    assert said == [f"INFO pi_companion.web: big screen on {base}/ (hub {live.hub.path})"], said
