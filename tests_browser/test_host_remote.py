@@ -268,3 +268,21 @@ def test_on_a_phone_every_control_and_its_result_fit_on_the_screen_together(tmp_
             assert 0 <= left and right <= width, f"{what} is wider than the phone"
             assert 0 <= out_left and out_right <= width, f"{what}'s result is wider than the phone"
             assert bottom - top <= height, f"{what}: its result is {bottom - top:.0f} px below it"
+
+
+def test_new_seats_on_the_phone_get_the_names_the_box_menu_gives(tmp_path, need_browser):
+    """3 -> 4 players names seat 4 P4, 3 -> 8 names seats 4-8 P4-P8, as MENU > Players does
+    (the page once named them P1, P2 ...); a P-number already at the table is skipped."""
+    from pi_companion.config import Config
+    config = Config(players=("Ada", "P5", "Cy"), game="hands-up", seed=1, sound=False, pinmap="8players")
+    with live_box(tmp_path, config=config) as live, headless.chromium(*PHONE) as driver:
+        open_host(driver, live)
+        select = driver.find_element("id", "count")
+        for count, names in (("4", ["Ada", "P5", "Cy", "P4"]),
+                             ("8", ["Ada", "P5", "Cy", "P4", "P6", "P7", "P8", "P9"])):
+            click(driver, select)
+            select.find_element("css selector", f"option[value='{count}']").click()
+            wait(driver, lambda d: len(d.find_elements("css selector", "#seats input")) == int(count))
+            shown = [i.get_attribute("value") for i in driver.find_elements("css selector", "#seats input")]
+            menu = dict(live.box.engine._name_sets(int(count)))["keep"]
+            assert shown == names == list(menu), (shown, menu)

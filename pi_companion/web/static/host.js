@@ -231,7 +231,12 @@
   function fitSeats(from) {
     const n = Number($("#count").value);
     const list = from.slice(0, n);
-    for (let j = 1; list.length < n; j++) if (!list.includes("P" + j)) list.push("P" + j);
+    // As MENU > Players names them: seat i gets the first P-number from i that is free.
+    while (list.length < n) {
+      let j = list.length + 1;
+      while (list.includes("P" + j)) j++;
+      list.push("P" + j);
+    }
     drawSeats(list);
   }
   $("#count").addEventListener("change", () => { seatsEdited = true; fitSeats(seatNames()); });
