@@ -233,6 +233,17 @@ def port_free(port: int) -> bool:
     return True
 
 
+def title_line(title: str, players: int, web: str, cols: int) -> str:
+    """The emulator's top line: the game, the players and the big screen's address. The address
+    is never cut (a cut one reads as a plausible wrong address): the words before it go first."""
+    tv = f"   TV: {web}" if web else ""
+    for head in (f" {title} - pi-companion simulate, {players} players", f" {title}, {players} players",
+                 f" {title}"):
+        if len(head) + len(tv) <= cols:
+            return head + tv
+    return f" TV: {web}" if web else f" {title}"
+
+
 def winners_words(winners: list[str], players: int) -> str:
     """`Ben wins`, `Ada and Cy share the win`, `everyone shares the win`, `no winner`."""
     if not winners:
@@ -402,8 +413,7 @@ class Emulator:
         box = self.box
         title = box.engine.rules.title
         players = box.engine.players                      # what is played (a resumed log's)
-        self.put(0, 0, f" {title} - pi-companion simulate, {len(players)} players"
-                 + (f"   TV: {self.web}" if self.web else ""), cols)
+        self.put(0, 0, title_line(title, len(players), self.web, cols), cols)
         fw, fh = frame_size(layout.style)
         image = box.display.device.image if box.display.device is not None else None
         if image is not None:

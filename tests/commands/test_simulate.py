@@ -453,3 +453,34 @@ def test_simulate_web_on_a_port_something_listens_on_says_so_in_one_line(tmp_pat
                 f"pi-companion: port {port} is in use: give another with --web-port\n"
         finally:
             term.close()
+
+
+def test_the_top_line_keeps_the_tv_address_whole_at_80_columns():
+    """On a newcomer's 80x24 terminal the longest title once cut the address to
+    `TV: http://localhost:80`: a plausible wrong address. The words before it give way."""
+    from pi_companion.simulate import title_line
+    web = "http://localhost:8080/"
+    for title in ("Hold Your Breath!", "Hold Everything!", "Grab Bag"):
+        for players in (2, 8):
+            for cols in (80, 60, 40, 30):
+                line = title_line(title, players, web, cols)
+                assert len(line) <= cols and line.endswith(f"TV: {web}"), (title, cols, line)
+    assert title_line("Grab Bag", 3, web, 120) == f" Grab Bag - pi-companion simulate, 3 players   TV: {web}"
+    assert title_line("Grab Bag", 3, "", 80) == " Grab Bag - pi-companion simulate, 3 players"
+
+
+def test_the_emulator_at_80x24_shows_the_whole_tv_address(tmp_path):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"http://localhost:{port}/"
+    term = Terminal(80, 24, "--game", "hold-your-breath", "--players", "Ada,Ben,Cy,Dee", "--web",
+                    "--web-port", str(port))
+    try:
+        assert term.wait_for(f"TV: {address}", "Hold Your Breath!", timeout=40), term.text()
+        top = term.text().splitlines()[0]
+        assert top.rstrip().endswith(f"TV: {address}"), top
+        assert term.quit()[0] == 0
+    finally:
+        term.close()
