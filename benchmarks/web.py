@@ -48,7 +48,7 @@ sys.path.insert(0, str(HERE))
 
 from harness import PINS, QueueProxy, grab_bag  # noqa: E402
 
-from pi_companion.hub import MAX_CLIENTS  # noqa: E402
+from pi_companion.hub.server import MAX_CLIENTS  # noqa: E402
 from pi_companion.web import headless  # noqa: E402
 from pi_companion.web.live import Live, live_box  # noqa: E402
 

@@ -38,7 +38,7 @@ from .hw.display import Display, open_device
 # Imported where used, off the way to READY: the hub only with the web on, the fake puck only
 # in `simulate`.
 if TYPE_CHECKING:
-    from .hub import Hub
+    from .hub.server import Hub
     from .link.fake_puck import FakePuck
 
 log = logging.getLogger("pi_companion")
@@ -176,7 +176,8 @@ def assemble(config: Config, *, pins: Any = "real", display: Any = "device", sto
         raise
     built = Assembly(config, box, factory, game_log, None, fake, lock)
     if hub:
-        from .hub import Hub, board_url, socket_path
+        from .hub import board_url, socket_path
+        from .hub.server import Hub
         server = Hub(hub_path or socket_path(config.state_dir), config.state_dir,
                      board_url=board_url(config.web_port) if hub_board_url is None else hub_board_url,
                      forget=game_log.forget if game_log is not None else None)

@@ -14,7 +14,7 @@ from pi_companion.core.engine import fold_records
 from pi_companion.core.events import Turn
 from pi_companion.gamelog import GameLog, open_log
 from pi_companion.games import registry
-from pi_companion.hub import Hub
+from pi_companion.hub.server import Hub
 from pi_companion.hub.protocol import CommandError, parse_command
 from pi_companion.hw.display import Display, open_device
 from pi_companion.hw.pinmap import load_pinmap

@@ -22,7 +22,8 @@ from PIL import Image
 from helpers.common import Clock, VirtualFactory, VirtualPin
 from pi_companion.box import Box, Wake
 from pi_companion.core.events import Turn
-from pi_companion.hub import Hotspot, Hub, read_hotspot
+from pi_companion.hub import Hotspot, read_hotspot
+from pi_companion.hub.server import Hub
 from pi_companion.ui.qr import wifi_text
 from helpers.boxes import attach_hub, make_box, tap
 

@@ -15,7 +15,8 @@ from helpers.boxes import attach_hub
 from pi_companion.box import Wake
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
-from pi_companion.hub import CommandError, Hub, parse_command
+from pi_companion.hub import CommandError, parse_command
+from pi_companion.hub.server import Hub
 from pi_companion.hw.pinmap import load_pinmap
 
 PLAYERS = ("Ada", "Ben", "Cy")
@@ -319,7 +320,7 @@ def test_the_loop_never_writes_to_a_client_however_many_are_connected(rig, monke
     wakes the hub thread, which alone writes to the clients (the fan-out is off the loop
     thread, so a client can only cost the hub, never the buzzers). Here the test thread is the
     loop (it pumps the box) while the hub's limit of clients reads."""
-    from pi_companion.hub import MAX_CLIENTS
+    from pi_companion.hub.server import MAX_CLIENTS
     box, factory, hub, _ = rig
     writers = []
     real_send = Hub._send

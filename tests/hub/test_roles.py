@@ -31,7 +31,8 @@ from helpers.daemons import ready
 from helpers.lan import mirrored_oled, post, qr_texts, show_host_qr
 
 from pi_companion.gamelog import open_log
-from pi_companion.hub import Hub, protocol
+from pi_companion.hub import protocol
+from pi_companion.hub.server import Hub
 from pi_companion.web.live import live_box, start_web, stop_web, until
 
 BOARD = "http://testbox.local:8080/"
