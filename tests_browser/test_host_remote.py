@@ -7,7 +7,6 @@ The stack is pi_companion.web.live's: a box on mock pins with its real loop thre
 and hub, and the real `pi-companion web` process."""
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -272,7 +271,7 @@ def test_on_a_phone_every_control_and_its_result_fit_on_the_screen_together(tmp_
 
 def test_new_seats_on_the_phone_get_the_names_the_box_menu_gives(tmp_path, need_browser):
     """3 -> 4 players names seat 4 P4, 3 -> 8 names seats 4-8 P4-P8, as MENU > Players does
-    (the page once named them P1, P2 ...); a P-number already at the table is skipped."""
+    (a P-number already at the table is skipped)."""
     from pi_companion.config import Config
     config = Config(players=("Ada", "P5", "Cy"), game="hands-up", seed=1, sound=False, pinmap="8players")
     with live_box(tmp_path, config=config) as live, headless.chromium(*PHONE) as driver:

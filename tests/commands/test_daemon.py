@@ -334,7 +334,7 @@ def test_the_way_to_ready_imports_nothing_the_buttons_do_not_need(tmp_path):
 
 def test_the_ready_line_names_the_game_played_not_the_one_configured(tmp_path):
     """A resumed Hold Your Breath! goes on whatever the config names: the journal's ready line
-    says so (it once named the config's Grab Bag and its players)."""
+    names that game and its players, not the config's."""
     saved = tmp_path / "saved.toml"
     saved.write_text('[box]\ngame = "hold-your-breath"\nplayers = ["Ada", "Ben", "Cy"]\n')
     with ready(tmp_path, config=saved) as (first, sock):

@@ -456,8 +456,8 @@ def test_simulate_web_on_a_port_something_listens_on_says_so_in_one_line(tmp_pat
 
 
 def test_the_top_line_keeps_the_tv_address_whole_at_80_columns():
-    """On a newcomer's 80x24 terminal the longest title once cut the address to
-    `TV: http://localhost:80`: a plausible wrong address. The words before it give way."""
+    """The big screen's address on the top line is whole at every width: a cut one reads as a
+    plausible wrong address. The words before it give way."""
     from pi_companion.simulate import title_line
     web = "http://localhost:8080/"
     for title in ("Hold Your Breath!", "Hold Everything!", "Grab Bag"):

@@ -12,6 +12,7 @@ import pytest
 from helpers.common import Clock, VirtualFactory, VirtualPin, wait_for
 from helpers import boxes
 from helpers.boxes import attach_hub
+from helpers.hub_client import HubLines
 from pi_companion.box import Wake
 from pi_companion.config import Config
 from pi_companion.gamelog import GameLog
@@ -22,41 +23,6 @@ from pi_companion.hw.pinmap import load_pinmap
 PLAYERS = ("Ada", "Ben", "Cy")
 
 
-class Lines:
-    """One connection to the hub socket that has said its role, read as JSON lines."""
-
-    def __init__(self, path, role):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(str(path))
-        self.sock.settimeout(3.0)
-        self.buf = b""
-        self.sock.sendall(json.dumps({"cmd": "hello", "role": role, "id": "hello"}).encode() + b"\n")
-
-    def read_until(self, predicate, seen, timeout=3.0, tick=None):
-        """`tick`: called between reads (a test's box that runs no loop of its own is pumped)."""
-        end = time.monotonic() + timeout
-        self.sock.settimeout(0.02 if tick is not None else timeout)
-        while time.monotonic() < end:
-            while b"\n" in self.buf:
-                line, self.buf = self.buf.split(b"\n", 1)
-                msg = json.loads(line)
-                seen(msg)
-                if predicate(msg):
-                    return msg
-            if tick is not None:
-                tick()
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                if tick is not None:
-                    continue
-                break
-            if not data:
-                raise EOFError("hub closed the connection")
-            self.buf += data
-        raise AssertionError("no such message from the hub")
-
-
 class HubClient:
     """A raw client of the hub socket as the web process is one: a board connection for the
     snapshots and, given a token, a host connection for the commands."""
@@ -64,9 +30,9 @@ class HubClient:
     def __init__(self, path, token=None, pump=None):
         self.token = token                     # sent with each command (the hub checks it)
         self.pump = pump                       # the box's, while a command waits for its answer
-        self.board = Lines(path, "board")
+        self.board = HubLines(path, "board")
         self.sock = self.board.sock
-        self.host = Lines(path, "host") if token is not None else None
+        self.host = HubLines(path, "host") if token is not None else None
         self.snapshots: list[dict] = []
         self.other: list[dict] = []
 
@@ -84,8 +50,7 @@ class HubClient:
             msg.setdefault("token", self.token)
         lines = self.host or self.board
         lines.sock.sendall(json.dumps(msg).encode() + b"\n")
-        return lines.read_until(lambda m: m["type"] == "reply" and m["id"] == msg.get("id"), self._seen,
-                                tick=self.pump)
+        return lines.reply(msg.get("id"), self.pump, self._seen)
 
     def close(self):
         self.board.sock.close()

@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from helpers.common import Clock, VirtualFactory, VirtualPin
 from helpers.boxes import attach_hub, make_box
+from helpers.hub_client import HubLines
 from helpers.daemons import ready
 from helpers.lan import mirrored_oled, post, qr_texts, show_host_qr
 
@@ -42,45 +43,11 @@ UNKNOWN = ("press", "power", "config", "", "hello ")
 
 # ---- the role table, on the hub's own socket ---------------------------------------------------
 
-class Conn:
-    """One client of the hub socket that has said hello as `role`."""
-
-    def __init__(self, path: Path, role: str) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(str(path))
-        self.sock.settimeout(3)
-        self.buf = b""
-        self.ids = 0
-        self.sock.sendall(protocol.hello(role))
-        assert self.reply(0)["ok"], role
-
-    def reply(self, msg_id, pump=None) -> dict:
-        end = time.monotonic() + 3
-        self.sock.settimeout(0.02 if pump else 3)
-        while time.monotonic() < end:
-            while b"\n" in self.buf:
-                line, self.buf = self.buf.split(b"\n", 1)
-                msg = json.loads(line)
-                if msg["type"] == "reply" and msg["id"] == msg_id:
-                    return msg
-            if pump is not None:
-                pump()
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                continue
-            if not data:
-                raise EOFError("the hub closed the connection")
-            self.buf += data
-        raise AssertionError(f"no reply {msg_id}")
-
-    def send(self, msg: dict, pump=None) -> dict:
-        self.ids += 1
-        self.sock.sendall(json.dumps({**msg, "id": self.ids}).encode() + b"\n")
-        return self.reply(self.ids, pump)
-
-    def close(self) -> None:
-        self.sock.close()
+def Conn(path: Path, role: str) -> HubLines:
+    """A client of the hub socket that has said hello as `role` and been taken."""
+    conn = HubLines(path, role)
+    assert conn.reply("hello")["ok"], role
+    return conn
 
 
 @pytest.fixture
