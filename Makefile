@@ -77,14 +77,21 @@ PUCK_FILES := main.py puck.py protocol.py quadrature.py
 PUCK_FLAG_production := open('production', 'w').close()
 PUCK_FLAG_dev := None
 
+# mpremote from PATH (pipx install mpremote), else a venv of its own with nothing else in it.
+FIRMWARE_VENV := .venv-firmware
+MPREMOTE ?= $(or $(shell command -v mpremote 2>/dev/null),$(FIRMWARE_VENV)/bin/mpremote)
+
 firmware-sync:
 	$(PYTHON) firmware/sync.py
 
-firmware-deploy: $(STAMP) firmware-sync
-	$(BIN)/pip install --quiet -e '.[dev,firmware]'
-	$(BIN)/mpremote connect $(PUCK_PORT) exec "import os; 'production' in os.listdir() and os.remove('production')" + reset
+$(FIRMWARE_VENV)/bin/mpremote:
+	$(PYTHON) -m venv $(FIRMWARE_VENV)
+	$(FIRMWARE_VENV)/bin/pip install --quiet 'mpremote>=1.22'
+
+firmware-deploy: firmware-sync $(filter $(FIRMWARE_VENV)/%,$(MPREMOTE))
+	$(MPREMOTE) connect $(PUCK_PORT) exec "import os; 'production' in os.listdir() and os.remove('production')" + reset
 	sleep 3
-	$(BIN)/mpremote connect $(PUCK_PORT) $(foreach f,$(PUCK_FILES),cp firmware/$(f) :$(f) +) exec "$(PUCK_FLAG_$(PUCK_MODE))" + reset
+	$(MPREMOTE) connect $(PUCK_PORT) $(foreach f,$(PUCK_FILES),cp firmware/$(f) :$(f) +) exec "$(PUCK_FLAG_$(PUCK_MODE))" + reset
 
 # On the Pi: `sudo make install` (idempotent; also updates), `sudo make uninstall` (keeps state + config).
 install:
@@ -116,4 +123,4 @@ image-test:
 FORCE:
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(FIRMWARE_VENV) build *.egg-info

@@ -1,4 +1,4 @@
-"""The box's circuits as data: the one place the parts list and the wiring table's words come from.
+"""The box's circuits as data: the one place the parts list and every wiring fact come from.
 
 A circuit is a small schematic that is built once, once per player or not at all, depending on
 the maker's choices (hardware/build.toml) and the pin map. It names its components (a part
@@ -6,6 +6,9 @@ from PARTS, how many per copy, and what that component does there) and the words
 table prints for the GPIO signals it owns. The parts list (bom.csv, README's parts table) is
 the sum of the circuits that the choices build: a part appears in it exactly when a circuit
 uses it, with the quantity the circuits add up to.
+
+How the circuits are wired to the Pi and to each other (the driver board's rails, the jumpers,
+the board's holes) is wiring.py's, which refuses a plan a maker could not plug in.
 
 Pure: no file is read here (gen_docs.py reads build.toml and the pin maps and passes them in).
 """
@@ -15,10 +18,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from wiring import COLOURS
+
 # --- the choices -------------------------------------------------------------------------
 
 CHOICES: dict[str, tuple[object, ...]] = {
     "players": (4, 8),
+    "pi": ("pi3b+", "pi4", "pi5", "zero2w"),
     "display": ("ssd1306", "sh1106"),
     "display_address": (0x3C, 0x3D),
     "piezo": ("plain", "louder"),
@@ -70,6 +76,15 @@ def sensor_spacing(pole_pairs: int, k: int = 0) -> float:
 
 # --- the parts ---------------------------------------------------------------------------
 
+
+# The box's mechanics (millimetres): what the panel, the box and the turntable are made of.
+MECHANICS = {
+    "panel": 3.0,           # top panel thickness: plywood, MDF or acrylic
+    "button_below": 40.0,   # a screw-in arcade button with its microswitch, below the panel's underside
+    "clearance": 10.0,      # between the lowest part under the panel and what stands on the base
+    "disc": 250.0,          # the turntable disc's diameter, on the 150 mm bearing
+}
+
 @dataclass(frozen=True)
 class Part:
     name: str
@@ -77,15 +92,22 @@ class Part:
     notes: str = ""
 
 
+_MODELS = ("Pi 3 Model B+, Pi 4 Model B, Pi 5 and Pi Zero 2 W share the 40-pin header and the pin map "
+           "(`pi` in build.toml).")
+
 PARTS: dict[str, Part] = {
-    "pi": Part("Raspberry Pi (one supported model)", "Raspberry Pi 4 Model B 2GB",
-               "Supported: Pi 3 Model B+, Pi 4 Model B, Pi 5, Pi Zero 2 W; all share the 40-pin "
-               "header, so the pin map is the same. Pi 5: its GPIO sit behind the RP1 chip and only "
-               "the lgpio backend drives them; pi-companion uses lgpio on every model. Zero 2 W: "
-               "solder on a 40-pin header."),
-    "psu": Part("Power supply for that Pi", "Raspberry Pi 15W USB-C Power Supply",
-                "Pi 4: 5.1 V 3 A USB-C. Pi 5: 5.1 V 5 A USB-C (3 A works but limits USB). Pi 3B+ "
-                "and Zero 2 W: 5.1 V 2.5 A micro-USB. The box adds 130 to 200 mA (README, power budget)."),
+    "pi-pi3b+": Part("Raspberry Pi 3 Model B+", "Raspberry Pi 3 Model B+", "lgpio drives its GPIO. " + _MODELS),
+    "pi-pi4": Part("Raspberry Pi 4 Model B", "Raspberry Pi 4 Model B 2GB", "lgpio drives its GPIO. " + _MODELS),
+    "pi-pi5": Part("Raspberry Pi 5", "Raspberry Pi 5 2GB", "Its GPIO sit behind the RP1 chip; only the lgpio "
+                   "backend drives them, as pi-companion does. " + _MODELS),
+    "pi-zero2w": Part("Raspberry Pi Zero 2 W", "Raspberry Pi Zero 2 WH (header fitted)",
+                      "Without the H: solder on a 40-pin header. lgpio drives its GPIO. " + _MODELS),
+    "psu-microusb": Part("Power supply, 5.1 V 2.5 A micro-USB", "Raspberry Pi 12.5W Micro USB Power Supply",
+                         "The box adds 130 to 200 mA (README, power budget)."),
+    "psu-usbc-3a": Part("Power supply, 5.1 V 3 A USB-C", "Raspberry Pi 15W USB-C Power Supply",
+                        "The box adds 130 to 200 mA (README, power budget)."),
+    "psu-usbc-5a": Part("Power supply, 5.1 V 5 A USB-C", "Raspberry Pi 27W USB-C Power Supply",
+                        "A 3 A supply works but limits USB. The box adds 130 to 200 mA."),
     "sd": Part("microSD card", "16 GB A1 class microSD", "Any reputable 16 GB or larger card."),
     "oled-ssd1306": Part("OLED display SSD1306 128x64 I2C", "0.96 inch SSD1306 I2C module (4 pins)",
                          "Power it from 3.3 V so its own pull-ups stay at 3.3 V. Check the pin order "
@@ -108,7 +130,7 @@ PARTS: dict[str, Part] = {
                 "transistors and their resistors."),
     "r1k": Part("Resistor 1 kohm", "1 kohm 1/4 W"),
     "r10k": Part("Resistor 10 kohm", "10 kohm 1/4 W", "Pull-ups go to 3.3 V, never 5 V."),
-    "r330": Part("Resistor 330 ohm", "330 ohm 1/4 W"),
+    "r470": Part("Resistor 470 ohm", "470 ohm 1/4 W"),
     "1n4148": Part("Diode 1N4148", "1N4148 small-signal diode", "Cathode (ring) to 5 V."),
     "c100n": Part("Capacitor 100 nF ceramic", "100 nF 50 V ceramic", "Soldered across VCC and GND right at the sensor."),
     "ky040": Part("Rotary encoder module", "KY-040",
@@ -129,7 +151,10 @@ PARTS: dict[str, Part] = {
     "pico": Part("Raspberry Pi Pico", "Raspberry Pi Pico (SC0915)",
                  "Runs firmware/ (make firmware-deploy). Pins: firmware/puck.py."),
     "usb-cable": Part("USB cable, micro-USB to USB-A, data", "1 m micro-USB data cable",
-                      "A data cable, not a charge-only one: it powers the Pico and carries its reports."),
+                      "A data cable, not a charge-only one: it powers the Pico and carries its reports. "
+                      "A Pi Zero 2 W has no USB-A socket: add a micro-USB OTG adapter."),
+    "otg": Part("Micro-USB OTG adapter (Pi Zero 2 W only)", "micro-B plug to USB-A socket OTG adapter",
+                "Plugs into the Zero 2 W's USB data port (the one marked USB, not PWR IN)."),
     "protoboard": Part("Protoboard", "half-size solderable breadboard or 7 x 9 cm stripboard",
                        "Carries the transistors, resistors and the 3.3 V / 5 V / GND rails."),
     "standoff-m25": Part("Standoff M2.5, 11 mm, female-female", "M2.5 x 11 mm brass standoff",
@@ -143,11 +168,24 @@ PARTS: dict[str, Part] = {
                      "Sized for your microswitch and lamp tabs (2.8 mm or 4.8 mm; check yours)."),
     "jumper-ff": Part("Jumper wire, female-female", "20 cm Dupont jumper, female both ends",
                       "From the Pi's header pins to the protoboard, the OLED and the encoder."),
-    "wire": Part("Hook-up wire", "0.25 mm2 (24 AWG) stranded, two colours", "A few metres; twist long signal runs with a ground."),
+    "wire": Part("Hook-up wire", "0.25 mm2 (24 AWG) stranded: " + ", ".join(dict.fromkeys(COLOURS.values())),
+                 "A few metres; twist long signal runs with a ground. The colours: README, wiring tables."),
+    "pinheader": Part("Pin header strip, male, 2.54 mm", "1 x 40 breakaway male header",
+                      "Soldered on the driver board: J1 (a pin for each jumper from the Pi) and J2.28 to J2.31."),
+    "knob": Part("Knob for a 6 mm D shaft", "20 mm knob, 6 mm D bore, set screw",
+                 "The KY-040's shaft is 6 mm with a flat: a knob with a D bore (or a set screw) fits."),
+    "panel": Part("Top panel", f"{MECHANICS['panel']:g} mm plywood, MDF or acrylic, 190 x 190 mm",
+                  "Screw-in buttons with a plastic nut (not snap-in ones: those clip onto 1.6 mm metal)."),
+    "box": Part("Box under the panel", "wooden box or 9 mm plywood walls, inside depth from README, Mechanics",
+                "Its inside depth comes from the layout (README, Mechanics)."),
+    "disc": Part("Turntable disc", f"{MECHANICS['disc']:g} mm round, 9 mm plywood",
+                 "Screwed to the bearing's top ring; the magnet in a recess at its centre."),
 }
 
 
 # --- the circuits ------------------------------------------------------------------------
+
+PSU = {"pi3b+": "psu-microusb", "pi4": "psu-usbc-3a", "pi5": "psu-usbc-5a", "zero2w": "psu-microusb"}
 
 @dataclass(frozen=True)
 class Component:
@@ -190,8 +228,8 @@ def _host_buttons(options, pins):
 
 CIRCUITS: tuple[Circuit, ...] = (
     Circuit("pi", "The Raspberry Pi", _one, lambda o: (
-        Component("pi", 1, "runs the daemon"),
-        Component("psu", 1, "powers the Pi and everything on it"),
+        Component(f"pi-{o['pi']}", 1, "runs the daemon"),
+        Component(PSU[str(o["pi"])], 1, "powers the Pi and everything on it"),
         Component("sd", 1, "the operating system and the game log"),
         Component("standoff-m25", 4, "hold the Pi off the box's base"),
         Component("screw-m25", 8, "fix the Pi to its standoffs and the standoffs to the base"),
@@ -200,8 +238,11 @@ CIRCUITS: tuple[Circuit, ...] = (
         Component("protoboard", 1, "carries the drivers, resistors and supply rails"),
         Component("standoff-m25", 4, "hold the driver board off the base"),
         Component("screw-m25", 8, "fix the driver board to its standoffs and them to the base"),
-        Component("jumper-ff", 4, "Pi header to the driver board's rails: 3.3 V, 5 V and two GND"),
-        Component("wire", 1, "rails and the runs to the buttons"),
+        Component("jumper-ff", 3, "Pi header to the driver board's rails: 5 V, 3.3 V, GND (one each)"),
+        Component("pinheader", 1, "J1 and the module pins of J2 on the driver board"),
+        Component("wire", 1, "the driver board's runs to the buttons and sensors"),
+        Component("panel", 1, "carries the buttons, the OLED and the encoder"),
+        Component("box", 1, "holds the Pi and the driver board under the panel"),
     )),
     Circuit("player", "Player button with a lit lamp (section 3, section 4 A)", _players, lambda o: (
         Component(f"button-lit-{o['button_mm']}", 1, "a player's buzzer"),
@@ -222,17 +263,18 @@ CIRCUITS: tuple[Circuit, ...] = (
                   f"the screen, at I2C address 0x{o['display_address']:02X}"),
         Component("screw-m2", 4, "hold the OLED module behind its panel window"),
         Component("spacer-m2", 4, "keep the OLED module's parts clear of the panel"),
-        Component("jumper-ff", 4, "OLED VCC, GND, SDA and SCL"),
+        Component("jumper-ff", 4, "OLED SDA and SCL from the header, VCC and GND from the board"),
     )),
     Circuit("encoder", "The rotary encoder (section 6)", _one, lambda o: (
         Component("ky040", 1, "menu navigation"),
-        Component("jumper-ff", 4, "encoder +, GND, CLK and DT"),
+        Component("knob", 1, "the encoder's knob"),
+        Component("jumper-ff", 4, "encoder CLK and DT from the header, + and GND from the board"),
     ), {r"ENC_A": "KY-040 CLK", r"ENC_B": "KY-040 DT"}),
     Circuit("piezo-plain", "The piezo, plain (section 7)", _when("piezo", "plain"), lambda o: (
         Component("piezo", 1, "tones and tunes"),
-        Component("r330", 1, "in series with the piezo: caps its charging current at 10 mA"),
-        Component("jumper-ff", 2, "the piezo's line and ground from the header"),
-    ), {r"PIEZO": "Piezo + through 330 Ω"}),
+        Component("r470", 1, "in series with the piezo: caps its charging current at 7 mA (3.3 V / 470 ohm)"),
+        Component("jumper-ff", 1, "the piezo's line from the header"),
+    ), {r"PIEZO": "Piezo + through 470 Ω"}),
     Circuit("piezo-louder", "The piezo, louder: on 5 V through an NPN (section 7)", _when("piezo", "louder"), lambda o: (
         Component("piezo", 1, "tones and tunes"),
         Component("npn", 1, "switches the piezo from 5 V"),
@@ -248,16 +290,19 @@ CIRCUITS: tuple[Circuit, ...] = (
     )),
     Circuit("hall-gpio", "Hall sensors on the Pi (section 8)", _when("hall", "gpio"), lambda o: (
         Component("r10k", 2, "pull-up of a hall sensor's output, to 3.3 V"),
-        Component("jumper-ff", 4, "hall VCC, GND, A and B from the header"),
+        Component("jumper-ff", 2, "hall A and B lines from the header"),
     ), {r"HALL_(A|B)": "Hall sensor {n} OUT, and 10 kΩ to 3.3 V"}),
-    Circuit("puck", "The wind puck (section 9)", _when("hall", "puck"), lambda o: (
+    Circuit("puck", "The wind puck (the wind puck)", _when("hall", "puck"), lambda o: (
         Component("pico", 1, "reads the hall sensors and reports counts over USB"),
         Component("usb-cable", 1, "the puck's power and data, to a USB port of the Pi"),
+        *((Component("otg", 1, "the Zero 2 W's micro-USB data port to the puck's cable"),)
+          if o["pi"] == "zero2w" else ()),
         Component("r10k", 2, "pull-up of a hall sensor's output, to the Pico's 3V3(OUT)"),
     )),
     Circuit("turntable", "The turntable (section 10)", _one, lambda o: (
         Component("magnet", 1, "turns with the turntable over the hall sensors"),
         Component("bearing", 1, "lets the turntable spin"),
+        Component("disc", 1, "the turntable itself"),
     )),
 )
 

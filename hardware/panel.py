@@ -156,7 +156,7 @@ def layout(panel: Mapping, options: Mapping) -> tuple[float, float, float, list[
                       keepout_wh=board, window=(offset[0], offset[1], *window),
                       screws=((-hx, -hy), (hx, -hy), (-hx, hy), (hx, hy)),
                       screw_d=_number(module, "hole", where)))
-    check_layout(width, height, edge, parts)
+    check_layout(width, height, edge, parts, _number(size, "spacing", "panel"))
     return width, height, corner, parts
 
 
@@ -169,20 +169,27 @@ def keepout_box(part: Part) -> tuple[float, float, float, float]:
     return part.x - w / 2, part.y - h / 2, part.x + w / 2, part.y + h / 2
 
 
-def overlap(a: Part, b: Part) -> bool:
+def gap(a: Part, b: Part) -> float:
+    """The smallest distance between two parts' keep-outs in mm (negative: they overlap)."""
     if a.keepout_d and b.keepout_d:
-        return math.dist((a.x, a.y), (b.x, b.y)) < (a.keepout_d + b.keepout_d) / 2
-    # A circle against a rectangle (or two rectangles): the nearest point of the rectangle.
+        return math.dist((a.x, a.y), (b.x, b.y)) - (a.keepout_d + b.keepout_d) / 2
     circle, box = (a, b) if a.keepout_d else (b, a)
     left, top, right, bottom = keepout_box(box)
     if not circle.keepout_d:
         l2, t2, r2, b2 = keepout_box(circle)
-        return left < r2 and l2 < right and top < b2 and t2 < bottom
+        dx, dy = max(l2 - right, left - r2), max(t2 - bottom, top - b2)
+        return max(dx, dy) if dx < 0 or dy < 0 else math.hypot(dx, dy)
+    # A circle against a rectangle: the rectangle's nearest point to the circle's centre.
     nx, ny = min(max(circle.x, left), right), min(max(circle.y, top), bottom)
-    return math.dist((nx, ny), (circle.x, circle.y)) < circle.keepout_d / 2
+    inside = left < circle.x < right and top < circle.y < bottom
+    return (-1.0 if inside else math.dist((nx, ny), (circle.x, circle.y))) - circle.keepout_d / 2
 
 
-def check_layout(width: float, height: float, edge: float, parts: list[Part]) -> None:
+def overlap(a: Part, b: Part) -> bool:
+    return gap(a, b) < 0
+
+
+def check_layout(width: float, height: float, edge: float, parts: list[Part], spacing: float = 0.0) -> None:
     for part in parts:
         left, top, right, bottom = keepout_box(part)
         if left < -width / 2 + edge or right > width / 2 - edge or top < -height / 2 + edge \
@@ -191,9 +198,14 @@ def check_layout(width: float, height: float, edge: float, parts: list[Part]) ->
                               f"{edge:g} mm to the panel's edge")
     for i, a in enumerate(parts):
         for b in parts[i + 1:]:
-            if overlap(a, b):
+            between = gap(a, b)
+            if between < 0:
                 raise LayoutError(f"panel.toml: {a.name} at ({a.x:g}, {a.y:g}) and {b.name} at "
                                   f"({b.x:g}, {b.y:g}) overlap")
+            if between < spacing:
+                raise LayoutError(f"panel.toml: {a.name} at ({a.x:g}, {a.y:g}) and {b.name} at "
+                                  f"({b.x:g}, {b.y:g}) are {between:.1f} mm apart; keep at least "
+                                  f"{spacing:g} mm (spacing)")
 
 
 # --- the drawing ---------------------------------------------------------------------------

@@ -134,15 +134,17 @@ def test_the_svg_is_1_to_1_and_drillable(case):
     assert {c[4] for c in buttons} == {case["button_mm"] / 2}, "a hole of the button's size"
     assert len([c for c in circles if c[0] == "hole" and c[1] == "OLED screw"]) == 4
     assert [c[1] for c in circles if c[0] == "hole" and c[1] == "ENC"] == ["ENC"]
-    # Keep-outs (bezels and nuts, the OLED board) never overlap.
+    # Keep-outs (bezels and nuts, the OLED board) stay the layout's spacing apart, measured on
+    # the drawing itself.
+    spacing = LAYOUT["panel"]["spacing"]
     round_keepouts = [c for c in circles if c[0] == "keepout"]
     for a, b in itertools.combinations(round_keepouts, 2):
-        assert math.dist(a[2:4], b[2:4]) >= a[4] + b[4] - 1e-9, (a[1], b[1])
+        assert math.dist(a[2:4], b[2:4]) >= a[4] + b[4] + spacing - 1e-9, (a[1], b[1])
     (board,) = [r for r in rects if r[0] == "keepout"]
     for c in round_keepouts:
         nx = min(max(c[2], board[2]), board[2] + board[4])
         ny = min(max(c[3], board[3]), board[3] + board[5])
-        assert math.dist((nx, ny), c[2:4]) >= c[4], c[1]
+        assert math.dist((nx, ny), c[2:4]) >= c[4] + spacing - 1e-9, c[1]
     # Every hole lies in the panel, and everything on the page within its margins.
     (outline,) = [r for r in rects if r[0] == "outline"]
     for kind, name, cx, cy, r in circles:
@@ -222,6 +224,28 @@ def test_overlapping_parts_are_refused_naming_both():
     assert str(caught.value) == "panel.toml: YES at (20, 26) and NO at (30, 26) overlap"
 
 
+def test_keepouts_closer_than_the_spacing_are_refused_naming_both():
+    """The 8-player layout as it once was: P3's and MENU's keep-outs 0.4 mm apart."""
+    layout = moved(MENU=[-38, -32])
+    layout["encoder"] = dict(layout["encoder"], at=[38, -32])
+    layout["players"] = dict(layout["players"], **{"8": [[-42, 73], [-73, 42], [-73, -42], [-42, -73],
+                                                         [42, -73], [73, -42], [73, 42], [42, 73]]})
+    with pytest.raises(panel.LayoutError) as caught:
+        panel.layout(layout, OPTIONS)
+    assert str(caught.value) == ("panel.toml: P3 at (-73, -42) and MENU at (-38, -32) are 0.4 mm apart; "
+                                 "keep at least 3 mm (spacing)")
+    layout["panel"] = dict(layout["panel"], spacing=0.3)
+    panel.layout(layout, OPTIONS)
+
+
+@pytest.mark.parametrize("spacing", [0, -1, "3", True])
+def test_the_spacing_must_be_a_positive_number(spacing):
+    layout = moved()
+    layout["panel"] = dict(layout["panel"], spacing=spacing)
+    with pytest.raises(panel.LayoutError, match=r"panel\.spacing must be a positive number of mm"):
+        panel.layout(layout, OPTIONS)
+
+
 def test_a_part_off_the_panel_is_refused():
     with pytest.raises(panel.LayoutError, match=r"MENU at \(-80, -32\) comes closer than 4 mm"):
         panel.layout(moved(MENU=[-80, -32]), OPTIONS)
@@ -257,4 +281,4 @@ def test_any_layout_is_either_refused_in_one_line_or_drillable(host, size):
     _, circles, rects, _ = read_svg(svg)
     keepouts = [c for c in circles if c[0] == "keepout"]
     for a, b in itertools.combinations(keepouts, 2):
-        assert math.dist(a[2:4], b[2:4]) >= a[4] + b[4] - 1e-9
+        assert math.dist(a[2:4], b[2:4]) >= a[4] + b[4] + LAYOUT["panel"]["spacing"] - 1e-9

@@ -60,7 +60,7 @@ def test_every_choice_gives_a_list_that_adds_up(options):
     assert q["npn"] == players + louder                    # a lamp driver each, the piezo driver
     assert q["r1k"] == players + 2 * louder                # base resistors; across the piezo
     assert q["r10k"] == players + louder + 2               # base pull-downs; hall pull-ups
-    assert q.get("r330", 0) == (not louder)
+    assert q.get("r470", 0) == (not louder)
     assert q.get("1n4148", 0) == louder
     assert q[f"button-lit-{options['button_mm']}"] == players
     assert q[f"button-{options['button_mm']}"] == 3
@@ -78,7 +78,7 @@ def test_every_part_in_the_catalogue_is_used_by_some_choice():
 
 
 def test_the_wiring_words_name_only_values_of_their_circuits_parts():
-    value_part = {"1 kΩ": "r1k", "10 kΩ": "r10k", "330 Ω": "r330"}
+    value_part = {"1 kΩ": "r1k", "10 kΩ": "r10k", "470 Ω": "r470"}
     for options in ALL_CHOICES:
         for circuit in circuits.CIRCUITS:
             parts = {c.part for c in circuit.components(options)}
@@ -107,7 +107,7 @@ def test_the_wiring_table_follows_the_piezo_and_hall_choices(tmp_path, monkeypat
     assert "| 12 | GPIO18 | **PIEZO** | **PIEZO** | Piezo driver: 1 kΩ to the NPN base" in readme
     assert "| 32 | GPIO12 | **HALL_A** | **HALL_A** | not wired: the hall sensors go to the wind puck" in readme
     bom = outputs[gen_docs.BOM]
-    assert "Diode 1N4148" in bom and "Raspberry Pi Pico" in bom and "330 ohm" not in bom
+    assert "Diode 1N4148" in bom and "Raspberry Pi Pico" in bom and "470 ohm" not in bom
 
 
 @pytest.mark.parametrize("text, words", [
