@@ -83,6 +83,8 @@ class KernelFactory(LocalPiFactory):  # type: ignore[misc]
                 channel = pwm_sysfs.Channel(route)
             except pwm_sysfs.PWMError as err:
                 why = f"{route.name} did not export: {err.strerror}"
+                log.warning("GPIO%d: no hardware PWM (%s): its tones come from the software PWM",
+                            number, why)
             else:
                 self.tones[number] = f"hardware PWM {route.name}"
                 log.info("GPIO%d: tones from the hardware PWM %s", number, route.name)

@@ -265,6 +265,26 @@ def test_the_factory_gives_a_routed_pin_to_the_channel_and_says_so(sysfs):
     pin.free()
 
 
+def test_a_routed_pin_whose_channel_will_not_export_is_a_line_with_one_warning(sysfs, caplog,
+                                                                              monkeypatch):
+    from pi_companion.hw import kernel_pins
+    factory = MockFactory()
+    host = SimpleNamespace(sysfs=sysfs, tones={})
+    slave = eio_link(sysfs / "class/pwm/pwmchip0/export")
+    # No GPIO chip here for a real line request: the line pin is noted instead.
+    monkeypatch.setattr(kernel_pins, "KernelPin", lambda f, info: ("line request", info.name))
+    try:
+        with caplog.at_level(logging.INFO):
+            pin = KernelFactory._new_pin(host, factory, next(iter(factory.board_info.find_pin("GPIO18")))[1])
+    finally:
+        os.close(slave)
+    assert pin == ("line request", "GPIO18")
+    why = "pwmchip0/pwm0 did not export: pwmchip0/export: Input/output error"
+    assert host.tones == {18: f"software PWM: {why}"}
+    assert [r.getMessage() for r in caplog.records] == [
+        f"GPIO18: no hardware PWM ({why}): its tones come from the software PWM"]
+
+
 # -- doctor -------------------------------------------------------------------------------------
 def test_doctor_names_the_channel_or_the_overlay_to_add(tmp_path):
     make_tree(tmp_path / "pi/sys")
