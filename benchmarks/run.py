@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/run.py [--only NAME,NAME] [--out PATH]
 Names: cpu (the Pi Zero 2 W factor), fairness, latency, instructions (callgrind), hall, process (idle + start-up),
-display, resume, durability, web (the big screen). BENCH_DAEMON_PRESSES sets the headline latency's presses (default 1 000).
+display, resume, durability, web (the big screen), tone (hardware vs software PWM). BENCH_DAEMON_PRESSES sets the headline latency's presses (default 1 000).
 docs/performance.md explains each figure and how it is measured.
 """
 from __future__ import annotations
@@ -30,6 +30,7 @@ import instructions
 import latency
 import process
 import resume
+import tone_pwm
 import web
 from harness import machine
 
@@ -44,6 +45,7 @@ FIGURES: dict[str, Callable[[], dict[str, Any]]] = {
     "resume": resume.run,
     "durability": durability.run,
     "web": web.run,
+    "tone": tone_pwm.run,
 }
 Row = tuple[str, str, str, str, str, str]
 DEFAULT_ZERO2W_FACTOR = 30.0      # used only by a partial run without the `cpu` figure (derived: ~143 us / ~4-6 us a step)
@@ -305,6 +307,8 @@ def rows(r: dict[str, Any]) -> list[Row]:
                     "" if b is None or "oled_p50_ms" not in b else
                     f"press->box's OLED frame {ms(b['oled_p50_ms'])} / {ms(b['oled_p99_ms'])} ms",
                     "p50 < 200 ms", "" if b is None else verdict(b["p50_ms"] < 200), ""))
+    if "tone" in r:
+        out += tone_pwm.rows(r["tone"], k)
     return out
 
 

@@ -14,6 +14,7 @@ from .config import PINMAPS, Config, ConfigError, load_config_arg, read_toml
 from .hub import board_url
 from .hw.display import open_device
 from .hw.pinmap import load_pinmap
+from .hw.pwm_sysfs import find as find_pwm
 
 Result = tuple[str, str]          # (ok | warn | fail, message)
 
@@ -232,6 +233,22 @@ def check_i2c_speed(config: Any, root: Path = Path("/")) -> Result:
     return ("ok", f"i2c-{config.i2c_port} at {hz // 1000} kHz ({where})")
 
 
+def check_piezo(config: Any, root: Path = Path("/")) -> Result:
+    """How the piezo's tones are made: the hardware PWM channel routed to its pin (read under
+    `root`/sys), or the software PWM and what would route it (the daemon chooses the same way
+    at start, and falls back as well if the channel does not export)."""
+    try:
+        gpio = load_pinmap(config.pinmap, overrides=config.pins).get("PIEZO")
+    except ValueError as err:
+        return ("warn", f"no pin map to find the piezo in: {err}")
+    if gpio is None:
+        return ("ok", "no piezo in the pin map")
+    route, why = find_pwm(gpio, root / "sys")
+    if route is not None:
+        return ("ok", f"hardware PWM {route.name} on GPIO{gpio}")
+    return ("warn", f"software PWM (a thread toggling GPIO{gpio}): {why}")
+
+
 def check_puck(config: Any) -> Result:
     needed = config.wind_source == "puck"
     try:                       # optional: a build without pyserial has no puck link
@@ -283,9 +300,13 @@ def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None
     if pc and display[0] == "warn" and not Path(args.config).exists() \
             and not Path(f"/dev/i2c-{config.i2c_port}").exists():
         display = ("info", PC_DISPLAY)      # no bus on a PC is no fault: the Pi's advice would mislead
+    piezo = check_piezo(config, root)
+    if pc and asked_pins is None and piezo[0] == "warn":
+        piezo = ("info", piezo[1])          # a PC has no PWM to route: nothing to fix here
     results = [("config", config_result), ("pins", pins),
                ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
                ("display", display), ("i2c", check_i2c_speed(config, root)),
+               ("piezo", piezo),
                ("puck", check_puck(config)), ("state", state), ("web", check_web(config))]
     for name, (level, message) in results:
         out(f"{level.upper():4} {name:8} {message}")

@@ -68,6 +68,7 @@ WEB_SERVICE=pi-companion-web.service
 WEB_UNIT=$DESTDIR/etc/systemd/system/$WEB_SERVICE
 SYSUSERS=$DESTDIR/etc/sysusers.d/pi-companion.conf
 UDEV_RULE=$DESTDIR/etc/udev/rules.d/99-pi-companion-puck.rules
+PWM_RULE=$DESTDIR/etc/udev/rules.d/60-pi-companion-pwm.rules
 POLKIT_RULE=$DESTDIR/etc/polkit-1/rules.d/50-pi-companion-shutdown.rules
 CONFIG=$DESTDIR/etc/pi-companion/config.toml
 TEMPLATE=$REPO/pi_companion/data/config-template.toml
@@ -208,7 +209,49 @@ install_files() {
     install -D -m 0644 "$REPO/systemd/pi-companion.conf" "$SYSUSERS"
     install -D -m 0644 "$REPO/systemd/99-pi-companion-puck.rules" "$UDEV_RULE"
     install -D -m 0644 "$REPO/systemd/50-pi-companion-shutdown.rules" "$POLKIT_RULE"
-    say "installed $UNIT, $SYSUSERS, $UDEV_RULE, $POLKIT_RULE"
+    install -D -m 0644 "$REPO/systemd/60-pi-companion-pwm.rules" "$PWM_RULE"
+    say "installed $UNIT, $SYSUSERS, $UDEV_RULE, $PWM_RULE, $POLKIT_RULE"
+}
+
+# --- the piezo's PWM overlay ---------------------------------------------------------------
+# The pwm overlay routes GPIO18 (the piezo) to PWM channel 0: tones from the hardware PWM
+# instead of a thread toggling the line (the daemon falls back to that without it, as on a
+# Pi 5). Written only where the boot config exists (a Raspberry Pi), once, in an [all] section
+# of its own so that no board section above holds it back; effective at the next boot. Debian's
+# raspi-firmware rewrites config.txt at every kernel update from its own template plus
+# /etc/default/raspi-firmware-custom: there the line goes into that file too.
+PWM_OVERLAY=dtoverlay=pwm,pin=18,func=2
+BOOT_CONFIG=$DESTDIR/boot/firmware/config.txt
+RASPI_CUSTOM=$DESTDIR/etc/default/raspi-firmware-custom
+RASPI_HOOK=$DESTDIR/etc/kernel/postinst.d/z50-raspi-firmware
+
+# add_overlay FILE: append the overlay line unless FILE already has it; refuse to add a second
+# pwm overlay beside someone else's (the later one would re-route the first).
+add_overlay() {
+    local file=$1 other
+    if grep -Eq "^[[:space:]]*${PWM_OVERLAY}[[:space:]]*(#.*)?$" "$file" 2>/dev/null; then
+        say "$file already routes GPIO18 to the PWM ($PWM_OVERLAY): kept"
+        return
+    fi
+    other=$(grep -Em1 '^[[:space:]]*dtoverlay=pwm(-2chan)?([,[:space:]]|$)' "$file" 2>/dev/null || true)
+    if [[ -n $other ]]; then
+        warn "$file has '$other': left alone, so the piezo's tones come from the software PWM unless it routes GPIO18"
+        return
+    fi
+    { [[ ! -s $file || -z $(tail -c1 -- "$file") ]] || echo
+      printf '\n# pi-companion: the piezo (GPIO18) on PWM channel 0, tones from the hardware PWM\n[all]\n%s\n' \
+          "$PWM_OVERLAY"; } >>"$file"
+    say "added $PWM_OVERLAY to $file (the piezo's tones from the hardware PWM after the next reboot)"
+}
+
+install_overlay() {
+    if [[ -f $BOOT_CONFIG ]]; then
+        add_overlay "$BOOT_CONFIG"
+    fi
+    if [[ -f $RASPI_HOOK ]]; then
+        install -d -m 0755 "$(dirname -- "$RASPI_CUSTOM")"
+        add_overlay "$RASPI_CUSTOM"
+    fi
 }
 
 install_config() {
@@ -241,7 +284,7 @@ activate() {
             # and I2C devices, whose rules name the gpio and i2c groups that sysusers may have
             # only just created (udev left them root-only at boot; the service could not open them).
             udevadm trigger --action=change --subsystem-match=tty --subsystem-match=gpio \
-                --subsystem-match=i2c-dev
+                --subsystem-match=i2c-dev --subsystem-match=pwm
             udevadm settle --timeout=30 || warn "udev did not settle within 30 s"
         fi
         systemctl daemon-reload
@@ -278,6 +321,7 @@ do_install() {
     make_venv
     install_package
     install_files
+    install_overlay
     install_config
     if [[ $LIVE == 1 ]]; then
         check_host
@@ -293,7 +337,7 @@ do_uninstall() {
     elif [[ $LIVE == 1 ]]; then
         systemctl disable "$SERVICE" || true
     fi
-    rm -f -- "$UNIT" "$WEB_UNIT" "$SYSUSERS" "$UDEV_RULE" "$POLKIT_RULE"
+    rm -f -- "$UNIT" "$WEB_UNIT" "$SYSUSERS" "$UDEV_RULE" "$PWM_RULE" "$POLKIT_RULE"
     rm -rf -- "$VENV"
     rmdir -- "$DESTDIR$PREFIX" 2>/dev/null || true
     if [[ $RUNNING == 1 ]]; then

@@ -10,7 +10,12 @@ function, pull, edges or bounce:
 - an output (a player's LED) is driven with the request's set-values ioctl;
 - a PWM output (the piezo's tones) toggles the line from a thread of its own that runs only
   while a tone plays (a frequency set and a duty strictly between 0 and 1), and is gone
-  between tones.
+  between tones;
+- except a pin the device tree routes to a PWM channel (`dtoverlay=pwm,pin=18,func=2`;
+  pwm_sysfs.py), chosen once as the factory starts: that pin (`ChannelPin`) holds no line
+  request, since requesting the line would take the pin back from the PWM, and its tones and
+  levels are the kernel's PWM's. A failed sysfs write, or a call for an input, hands the pin
+  over for good to a line request and the software PWM, with one log line.
 
 So an idle box has no thread that wakes: lgpio, which this replaces by default, starts a thread
 on opening the chip that wakes 50 times a second for the life of the process (and its alert
@@ -19,19 +24,22 @@ gpiozero's lgpio factory instead.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
 import time
-from typing import Any
+from typing import Any, Callable
 
 from gpiozero.exc import (PinFixedPull, PinInvalidBounce, PinInvalidFunction, PinInvalidPull,
                           PinInvalidState, PinPWMFixedValue, PinSetInput)
 from gpiozero.pins.local import LocalPiFactory, LocalPiPin
 
-from . import header_chip
+from . import header_chip, pwm_sysfs
 from .gpio_cdev import (BIAS_FLAGS, EDGE_FLAGS, EdgeReader, LineError, LineEvent, chip_info,
                         read_value, request_line, set_config, write_value)
+
+log = logging.getLogger(__name__)
 
 
 class KernelFactory(LocalPiFactory):  # type: ignore[misc]
@@ -39,8 +47,10 @@ class KernelFactory(LocalPiFactory):  # type: ignore[misc]
     label, or `chip`'s number as given); edges from one reader thread. `chip_path` and
     `chip_label` say which chip it is."""
 
-    def __init__(self, chip: int | None = None, dev: Path = Path("/dev")) -> None:
+    def __init__(self, chip: int | None = None, dev: Path = Path("/dev"),
+                 sysfs: Path = pwm_sysfs.SYS) -> None:
         super().__init__()
+        self.sysfs = sysfs
         label: str | None = None
         if chip is None:
             path, label, _ = header_chip.find(dev)
@@ -59,7 +69,28 @@ class KernelFactory(LocalPiFactory):  # type: ignore[misc]
                 raise
         self.chip_label = label
         self.edges = EdgeReader()
-        self.pin_class = KernelPin
+        self.pin_class = self._new_pin
+        self.tones: dict[int, str] = {}   # GPIO -> what makes its tones, for the log and doctor
+
+    def _new_pin(self, factory: KernelFactory, info: Any) -> KernelPin | ChannelPin:
+        """A pin routed to a PWM channel that exports: a ChannelPin; any other, a KernelPin."""
+        number = int(info.name.removeprefix("GPIO"))
+        if number not in pwm_sysfs.PWM_PINS:
+            return KernelPin(factory, info)
+        route, why = pwm_sysfs.find(number, self.sysfs)
+        if route is not None:
+            try:
+                channel = pwm_sysfs.Channel(route)
+            except pwm_sysfs.PWMError as err:
+                why = f"{route.name} did not export: {err.strerror}"
+                log.warning("GPIO%d: no hardware PWM (%s): its tones come from the software PWM",
+                            number, why)
+            else:
+                self.tones[number] = f"hardware PWM {route.name}"
+                log.info("GPIO%d: tones from the hardware PWM %s", number, route.name)
+                return ChannelPin(factory, info, channel, lambda: KernelPin(factory, info))
+        self.tones[number] = f"software PWM: {why}"
+        return KernelPin(factory, info)
 
     @property
     def chip(self) -> int:
@@ -69,8 +100,8 @@ class KernelFactory(LocalPiFactory):  # type: ignore[misc]
         pins = list(self.pins.values())   # (PiFactory.close forgets them)
         super().close()                   # every pin back to a plain input
         for pin in pins:
-            if isinstance(pin, KernelPin):
-                pin.free()                # and its line let go
+            if isinstance(pin, (KernelPin, ChannelPin)):
+                pin.free()                # and its line or PWM channel let go
         self.edges.close()
         if self.chip_fd >= 0:
             os.close(self.chip_fd)
@@ -256,6 +287,119 @@ class KernelPin(LocalPiPin):  # type: ignore[misc]
         tone, self._tone = self._tone, None
         if tone is not None:
             tone.stop()
+
+
+class ChannelPin(LocalPiPin):  # type: ignore[misc]
+    """A pin the device tree routes to a PWM channel: an output whose tones and steady levels the
+    channel keeps (`pwm_sysfs.Channel`), with no line request. Handed over for good to
+    `line_pin()` (the pin as a line request, its tones from the software PWM) on a failed write,
+    or when asked to be an input; if that fails too, the pin is silent. Each says one log line."""
+
+    def __init__(self, factory: Any, info: Any, channel: pwm_sysfs.Channel,
+                 line_pin: Callable[[], Any]) -> None:
+        super().__init__(factory, info)
+        self.channel: pwm_sysfs.Channel | None = channel
+        self._line_pin = line_pin
+        self.line: Any = None             # the pin it was handed over to
+        self._pwm: tuple[float, float] | None = None
+        self._level = False
+
+    @property
+    def silent(self) -> bool:
+        return self.channel is None and self.line is None
+
+    def _hand_over(self, why: str, function: str = "output") -> Any:
+        """Give up the channel for a line request; the pin's state follows. None if silent."""
+        channel, self.channel = self.channel, None
+        if channel is not None:
+            channel.close()
+        try:
+            line = self._line_pin()
+            line.function = function
+            if function == "output" and self._pwm is not None:
+                line.frequency = self._pwm[0]
+                line.state = self._pwm[1]
+            elif function == "output":
+                line.state = self._level
+        except Exception as err:          # the line refused too: no sound, but no crash
+            log.warning("GPIO%d is silent: %s, and its line: %s", self._number, why, err)
+            return None
+        log.warning("GPIO%d: %s: its tones come from the software PWM from now on", self._number, why)
+        self.line = line
+        return line
+
+    def _follow(self) -> None:
+        """Write the tone or level asked for to the channel, or hand over if a write fails."""
+        if self.channel is None:
+            return
+        try:
+            if self._pwm is not None and self._pwm[1] > 0:
+                self.channel.tone(*self._pwm)
+            elif self._pwm is not None:
+                self.channel.off()
+            else:
+                self.channel.level(self._level)
+        except pwm_sysfs.PWMError as err:
+            self._hand_over(f"the hardware PWM failed ({err.strerror})")
+
+    # -- gpiozero's pin interface -----------------------------------------------------------
+    def _get_function(self) -> str:
+        return self.line.function if self.line is not None else "output"
+
+    def _set_function(self, value: str) -> None:
+        if self.line is not None:
+            self.line.function = value
+        elif value == "input" and self.channel is not None:
+            self._hand_over("asked to be an input, so no longer the PWM's", "input")
+        elif value not in ("input", "output"):
+            raise PinInvalidFunction(f'invalid function "{value}" for pin {self!r}')
+
+    def _get_state(self) -> Any:
+        if self.line is not None:
+            return self.line.state
+        return self._pwm[1] if self._pwm is not None else self._level
+
+    def _set_state(self, value: Any) -> None:
+        if self.line is not None:
+            self.line.state = value
+            return
+        if self._pwm is not None:
+            if not 0 <= value <= 1:
+                raise PinInvalidState(f'invalid state "{value}" for pin {self!r}')
+            self._pwm = (self._pwm[0], float(value))
+        else:
+            self._level = bool(value)
+        self._follow()
+
+    def _get_frequency(self) -> float | None:
+        if self.line is not None:
+            return self.line.frequency
+        return self._pwm[0] if self._pwm is not None else None
+
+    def _set_frequency(self, value: float | None) -> None:
+        if self.line is not None:
+            self.line.frequency = value
+            return
+        if value is not None and value > 0:
+            self._pwm = (float(value), self._pwm[1] if self._pwm is not None else 0.0)
+        else:
+            self._pwm, self._level = None, False
+        self._follow()
+
+    def close(self) -> None:
+        if self.line is not None:
+            self.line.close()
+            return
+        self._pwm, self._level = None, False
+        self._follow()
+
+    def free(self) -> None:
+        """Let go of the channel (or the line) for good: the factory is closing."""
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.line is not None and hasattr(self.line, "free"):
+            self.line.free()
 
 
 class _SoftPWM:

@@ -19,6 +19,7 @@ LAID_DOWN = [
     ("systemd/pi-companion.service", "etc/systemd/system/pi-companion.service"),
     ("systemd/pi-companion.conf", "etc/sysusers.d/pi-companion.conf"),
     ("systemd/99-pi-companion-puck.rules", "etc/udev/rules.d/99-pi-companion-puck.rules"),
+    ("systemd/60-pi-companion-pwm.rules", "etc/udev/rules.d/60-pi-companion-pwm.rules"),
     ("systemd/50-pi-companion-shutdown.rules",
      "etc/polkit-1/rules.d/50-pi-companion-shutdown.rules"),
 ]
@@ -211,7 +212,7 @@ def test_live_install_runs_the_system_tools_in_order(tmp_path: Path, run, built_
     install = ["systemd-sysusers /etc/sysusers.d/pi-companion.conf",
                "udevadm control --reload",
                "udevadm trigger --action=change --subsystem-match=tty --subsystem-match=gpio "
-               "--subsystem-match=i2c-dev",
+               "--subsystem-match=i2c-dev --subsystem-match=pwm",
                "udevadm settle --timeout=30",
                "systemctl daemon-reload",
                "systemctl enable pi-companion.service",
