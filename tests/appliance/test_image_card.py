@@ -112,8 +112,11 @@ def make_card(tmp: Path, *, custom: str | None = None, drop_fat: str = "", drop_
     files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=initramfs, check=True, capture_output=True).stdout
     archive = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=initramfs, input=files,
                              check=True, capture_output=True).stdout
+    # As initramfs-tools writes it: an uncompressed early archive, then the zstd main one.
+    early = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=tmp, input=b"dts\n",
+                           check=True, capture_output=True).stdout
     (fat / f"initrd.img-{VERSION}").write_bytes(
-        subprocess.run(["zstd", "-q", "-c"], input=archive, check=True, capture_output=True).stdout)
+        early + subprocess.run(["zstd", "-q", "-c"], input=archive, check=True, capture_output=True).stdout)
     if drop_fat:
         (fat / drop_fat).unlink()
     # The root tree: the kernel's modules, the kernel pin, the venv.

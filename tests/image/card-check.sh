@@ -11,7 +11,7 @@
 #   - the device trees: the Pi 5's is a Pi 5's and its SD controller is one the initramfs can
 #     drive; the PWM overlay applies to the Zero 2 W's, 3's and 4's trees (fdtoverlay) and
 #     gives GPIO18 to the PWM block;
-#   - the initramfs, unpacked: the SD, pin, GPIO and RP1 modules of every board;
+#   - the initramfs, read archive by archive: the SD, pin, GPIO and RP1 modules of every board;
 #   - the root file system (debugfs): the same kernel's modules, the PWM driver, the
 #     kernel's backports pin, a Python 3.13 venv without lgpio, no compiler.
 #
@@ -27,7 +27,7 @@ die() { printf 'card-check: FAIL: %s\n' "$*" >&2; exit 1; }
 IMAGE=$1
 WORK=${IMAGE_TEST_WORK:-/var/tmp/pi-companion-card-check}
 PATH=$PATH:/usr/sbin:/sbin
-for tool in mcopy mdir parted debugfs fdtget fdtoverlay cpio zstd xz; do
+for tool in mcopy mdir parted debugfs fdtget fdtoverlay zstd xz python3; do
     command -v "$tool" >/dev/null \
         || die "$tool is missing: apt install mtools parted e2fsprogs device-tree-compiler cpio zstd xz-utils"
 done
@@ -146,21 +146,49 @@ fi
 # --- the initramfs: unpacked, its modules listed ---------------------------------------------
 version=${kernel#vmlinuz-}
 mods=
+# An initramfs may be several cpio archives one after the other (an uncompressed early one,
+# then the compressed main one), as initramfs-tools writes them: each is read to its trailer.
+list_initramfs() {
+    python3 - "$1" "$2" <<'PY'
+import subprocess, sys
+data, out = open(sys.argv[1], "rb").read(), sys.argv[2]
+MAGICS = {b"\x28\xb5\x2f\xfd": ["zstd", "-dcq"], b"\x1f\x8b": ["gzip", "-dc"], b"\xfd7zXZ": ["xz", "-dc"]}
+names = []
+while data:
+    data = data.lstrip(b"\0")
+    if not data:
+        break
+    if not data.startswith(b"0707"):
+        tool = next((t for m, t in MAGICS.items() if data.startswith(m)), None)
+        if tool is None:
+            sys.exit("neither a cpio archive nor a zstd, gzip or xz one")
+        data = subprocess.run(tool, input=data, capture_output=True, check=True).stdout
+        continue
+    pos = 0
+    while True:
+        head = data[pos:pos + 110]
+        if not head.startswith(b"07070"):
+            sys.exit("a cpio header is broken")
+        size, namesize = int(head[54:62], 16), int(head[94:102], 16)
+        name = data[pos + 110:pos + 110 + namesize - 1].decode()
+        body = (pos + 110 + namesize + 3) & ~3
+        if name == "TRAILER!!!":
+            data = data[(body + size + 3) & ~3:]
+            break
+        names.append(name)
+        if name.endswith("/modules.alias"):
+            open(out, "wb").write(data[body:body + size])
+        pos = (body + size + 3) & ~3
+print("\n".join(names))
+PY
+}
 if [[ -n $initrd ]] && fat_get "$initrd" "$WORK/initrd"; then
-    case $(od -An -tx1 -N4 "$WORK/initrd" | tr -d ' ') in
-        28b52ffd) unpack=(zstd -dc) ;;
-        1f8b*) unpack=(gzip -dc) ;;
-        fd377a58) unpack=(xz -dc) ;;
-        30373037) unpack=(cat) ;;
-        *) unpack=() ;;
-    esac
-    if (( ${#unpack[@]} )) && mkdir -p "$WORK/initramfs" \
-        && "${unpack[@]}" "$WORK/initrd" | (cd "$WORK/initramfs" && cpio -idm --quiet 2>/dev/null); then
-        mods=$(cd "$WORK/initramfs" && find . -name '*.ko*' -printf '%f\n' | sed 's/\.ko.*//; s/-/_/g' | sort -u)
-        ok "initramfs $initrd unpacked: $(wc -l <<<"$mods") modules"
-        claim "initramfs: the modules are the kernel's ($version)" test -d "$WORK/initramfs/usr/lib/modules/$version" -o -d "$WORK/initramfs/lib/modules/$version"
+    if names=$(list_initramfs "$WORK/initrd" "$WORK/modules.alias" 2>"$WORK/initrd.err"); then
+        mods=$(grep '\.ko' <<<"$names" | sed 's|.*/||; s/\.ko.*//; s/-/_/g' | sort -u)
+        ok "initramfs $initrd unpacked: $(grep -c . <<<"$mods") modules"
+        claim "initramfs: the modules are the kernel's ($version)" grep -q "lib/modules/$version/kernel/" <<<"$names"
     else
-        bad "initramfs $initrd: cannot unpack it (not a zstd, gzip or xz cpio archive)"
+        bad "initramfs $initrd: cannot unpack it: $(tail -1 "$WORK/initrd.err")"
     fi
 else
     bad "initramfs: cannot read ${initrd:-(none named)} from the FAT partition"
@@ -169,12 +197,12 @@ need_module() { grep -qx "${1//-/_}" <<<"$mods"; }
 for m in sdhci-brcmstb pinctrl-brcmstb-bcm2712 gpio-brcmstb irq-bcm2712-mip rp1_pci clk-rp1 pinctrl-rp1; do
     claim "initramfs: $m (Pi 5)" need_module "$m"
 done
-for m in sdhci-iproc bcm2835 fixed gpio-regulator mmc_block ext4; do
+for m in sdhci-iproc bcm2835 fixed gpio-regulator ext4; do
     claim "initramfs: $m (Zero 2 W, 3, 4; ext4)" need_module "$m"
 done
 # The Pi 5's SD slot, by its device tree's compatible strings: a module in the initramfs must
 # claim one of them (modules.alias), or the kernel waits for the root file system forever.
-alias_file=$(find "$WORK/initramfs" -name modules.alias 2>/dev/null | head -1)
+alias_file=$( [[ -s $WORK/modules.alias ]] && echo "$WORK/modules.alias" || true)
 claims_sd() {
     local c
     [[ -n $alias_file ]] || return 1
