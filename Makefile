@@ -100,7 +100,7 @@ install:
 uninstall:
 	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash systemd/install.sh --uninstall
 
-# The SD-card image (Debian bookworm arm64, root; see systemd/image/README.md). Not in .ci/run:
+# The SD-card image (Debian 13 trixie arm64, backports kernel, root; see systemd/image/README.md). Not in .ci/run:
 # it takes tens of minutes. Downloads are cached in IMAGE_CACHE, outside the repository.
 IMAGE_DIR ?= build/image
 IMAGE_CACHE ?= /var/cache/pi-companion-image
@@ -114,9 +114,11 @@ image: $(STAMP)
 	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(IMAGE_DIR)/wheel .
 	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) IMAGE_PIP='$(abspath $(BIN))/python -m pip' IMAGE_CACHE=$(IMAGE_CACHE) KEEP_RAW=$(KEEP_RAW) $(IMAGE_NICE) bash systemd/image/build.sh $(IMAGE_DIR)/wheel/pi_companion-*.whl $(IMAGE)
 
-# Boots the image under qemu-system-aarch64 -M raspi3b and checks the box from its console,
-# then under -M virt with two simulated radios: the box's hotspot and a phone that joins it.
+# Reads the card file by file for the boards no emulator boots (Pi 5, 4, Zero 2 W), then boots
+# it under qemu-system-aarch64 -M raspi3b and checks the box from its console, then under
+# -M virt with simulated radios: the box's hotspot and a phone that joins it.
 image-test:
+	bash tests/image/card-check.sh $(IMAGE)
 	$(IMAGE_NICE) bash tests/image/boot-test.sh $(IMAGE)
 	$(IMAGE_NICE) bash tests/image/hotspot-test.sh $(IMAGE)
 

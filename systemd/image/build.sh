@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds the pi-companion SD-card image: Debian bookworm arm64 from Debian's own packages, the
-# box's venv and units preinstalled, first-boot settings on the FAT partition.
+# Builds the pi-companion SD-card image: Debian 13 trixie arm64 from Debian's own packages, with
+# the kernel from trixie-backports (the first Debian kernel with the Pi 5's SD card and RP1
+# drivers), the box's venv and units preinstalled, first-boot settings on the FAT partition.
 #
 #   sudo systemd/image/build.sh WHEEL OUTPUT.img.xz      (make image does this)
 #
-# Needs (Debian): mmdebstrap qemu-user-static parted dosfstools mtools e2fsprogs xz-utils, and
+# Needs (Debian): mmdebstrap qemu-user-static parted dosfstools mtools e2fsprogs xz-utils
+# device-tree-compiler, and
 # binfmt_misc with qemu-aarch64 registered (the script mounts and registers it if it can).
 # No loop devices and no mounts of the image: the root file system is made from a directory
 # with `mke2fs -d`, the FAT one with `mkfs.vfat -C` + `mcopy`, and both are put into the
@@ -39,9 +41,9 @@ WORK=${IMAGE_WORK:-/var/tmp/pi-companion-image}
 MIRROR=${IMAGE_MIRROR:-http://deb.debian.org/debian}
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
 
-for tool in mmdebstrap parted mkfs.vfat mcopy mmd mke2fs xz; do
+for tool in mmdebstrap parted mkfs.vfat mcopy mmd mke2fs xz dtc; do
     command -v "$tool" >/dev/null \
-        || die "$tool is missing: apt install mmdebstrap qemu-user-static parted dosfstools mtools e2fsprogs xz-utils"
+        || die "$tool is missing: apt install mmdebstrap qemu-user-static parted dosfstools mtools e2fsprogs xz-utils device-tree-compiler"
 done
 case $REPO/ in "$CACHE"/* | "$WORK"/*) die "IMAGE_CACHE and IMAGE_WORK must be outside the repository" ;; esac
 case $CACHE/ in "$REPO"/*) die "IMAGE_CACHE must be outside the repository: $CACHE" ;; esac
@@ -76,27 +78,43 @@ mkdir -p "$WORK/preseed/etc/default" "$WORK/preseed/etc/initramfs-tools/conf.d"
 install -m 0644 "$HERE/files/raspi-firmware.default" "$WORK/preseed/etc/default/raspi-firmware"
 install -m 0644 "$HERE/files/initramfs-modules" "$WORK/preseed/etc/initramfs-tools/modules"
 install -m 0644 "$HERE/files/initramfs.conf" "$WORK/preseed/etc/initramfs-tools/conf.d/pi-companion.conf"
+# The kernel comes from trixie-backports, and stays there on upgrades (the pin is kept on the card).
+install -D -m 0644 "$HERE/files/kernel-backports.pref" "$WORK/preseed/etc/apt/preferences.d/pi-companion-kernel.pref"
 
-# The venv's wheels, fetched here by the host's pip for arm64 and CPython 3.11 (bookworm's):
-# the chroot installs them offline (--no-index), so it needs no route or CA of its own to PyPI.
-# lgpio is named as well: pip decides the [pi] extra's marker by this host's machine.
-say "fetching the venv's wheels for arm64 / CPython 3.11"
+# The venv's wheels, fetched here by the host's pip for arm64 and CPython 3.13 (trixie's): the
+# chroot installs them offline (--no-index), so it needs no route or CA of its own to PyPI, and
+# the card needs no compiler. pip decides the [pi] extra's markers by this host's machine, so
+# the wheel's own metadata is read first: lgpio has no cp313 wheel for arm64, and the image must
+# not need it (edges = "kernel" never imports it).
+PYTHON_VERSION=3.13
+if python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+print(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode())' "$WHEEL" \
+        | grep -qi '^Requires-Dist: lgpio.*extra == "pi"'; then
+    die "the wheel's [pi] extra requires lgpio, which has no CPython $PYTHON_VERSION wheel for arm64: the image needs a [pi] extra without it"
+fi
+say "fetching the venv's wheels for arm64 / CPython $PYTHON_VERSION"
 PIP=${IMAGE_PIP:-python3 -m pip}
 platforms=(--platform manylinux2014_aarch64 --platform linux_aarch64)
-for v in 17 24 26 27 28 31 34 35 36; do platforms+=(--platform "manylinux_2_${v}_aarch64"); done
+for v in 17 24 26 27 28 31 34 35 36 37 38 39 41; do platforms+=(--platform "manylinux_2_${v}_aarch64"); done
 mkdir -p "$WORK/wheels"
 # shellcheck disable=SC2086
 $PIP download --quiet --disable-pip-version-check --only-binary=:all: "${platforms[@]}" \
-    --python-version 3.11 --implementation cp -d "$CACHE/wheels" "$WHEEL[pi]" "lgpio>=0.2" \
+    --python-version "$PYTHON_VERSION" --implementation cp -d "$CACHE/wheels" "$WHEEL[pi]" \
     || die "could not fetch the wheels (pip download above)"
 rm -f "$CACHE"/wheels/pi_companion-*.whl
-cp -- "$CACHE"/wheels/*.whl "$WORK/wheels/"
+# Only this build's wheels: the cache may still hold those of older builds (other versions).
+(cd "$CACHE/wheels" && $PIP download --quiet --disable-pip-version-check --no-index --find-links . \
+    --only-binary=:all: "${platforms[@]}" --python-version "$PYTHON_VERSION" --implementation cp \
+    -d "$WORK/wheels" "$WHEEL[pi]") || die "could not collect the wheels from $CACHE/wheels"
+rm -f "$WORK"/wheels/pi_companion-*.whl
 
 PACKAGES=(
     # boot: kernel, the Pi's firmware and its hooks (config.txt, cmdline.txt, DTBs), initramfs
-    linux-image-arm64 raspi-firmware initramfs-tools
-    # system
-    systemd-sysv udev dbus libpam-systemd systemd-timesyncd kmod fdisk e2fsprogs iproute2
+    linux-image-arm64 raspi-firmware initramfs-tools zstd
+    # system (mount is no longer essential in trixie: findmnt, lsblk and partx for the growfs)
+    systemd-sysv udev dbus libpam-systemd systemd-timesyncd kmod fdisk e2fsprogs iproute2 mount
+    util-linux
     ca-certificates
     # Wi-Fi and the network: the Pi's radios, the regulatory database, NetworkManager, mDNS
     firmware-brcm80211 wireless-regdb iw wpasupplicant network-manager avahi-daemon libnss-mdns
@@ -124,10 +142,11 @@ mmdebstrap --mode=root --variant=minbase --architectures=arm64 \
     --setup-hook='mkdir -p "$1/boot/firmware"' \
     --customize-hook="sync-out /var/cache/apt/archives $CACHE/apt" \
     --customize-hook="bash $HERE/customize.sh \"\$1\"" \
-    bookworm "$ROOT" \
-    "deb $MIRROR bookworm main non-free-firmware" \
-    "deb $MIRROR bookworm-updates main non-free-firmware" \
-    "deb http://deb.debian.org/debian-security bookworm-security main non-free-firmware"
+    trixie "$ROOT" \
+    "deb $MIRROR trixie main non-free-firmware" \
+    "deb $MIRROR trixie-updates main non-free-firmware" \
+    "deb http://deb.debian.org/debian-security trixie-security main non-free-firmware" \
+    "deb $MIRROR trixie-backports main non-free-firmware"
 say "root tree built in $(( $(date +%s) - start )) s"
 
 bash "$HERE/assemble.sh" "$ROOT" "$OUTPUT"

@@ -27,6 +27,10 @@ in_root /opt/pi-companion/venv/bin/python -m pip list --disable-pip-version-chec
 install -D -m 0644 "$FILES/60-pi-companion-devices.rules" "$ROOT/etc/udev/rules.d/60-pi-companion-devices.rules"
 install -D -m 0644 "$FILES/modules-load.conf" "$ROOT/etc/modules-load.d/pi-companion.conf"
 install -D -m 0644 "$FILES/raspi-firmware-custom" "$ROOT/etc/default/raspi-firmware-custom"
+# The piezo's hardware PWM (config.txt's dtoverlay=pwm): the overlay, compiled here by the
+# host's dtc (the card has no compiler). On the FAT partition, which no package owns.
+mkdir -p "$ROOT/boot/firmware/overlays"
+dtc -q -@ -I dts -O dtb -o "$ROOT/boot/firmware/overlays/pwm.dtbo" "$FILES/pwm-overlay.dts"
 
 # --- first boot and every boot: the settings on the FAT partition ---------------------------
 install -D -m 0755 "$FILES/pi-companion-setup.py" "$ROOT/usr/local/lib/pi-companion/setup.py"

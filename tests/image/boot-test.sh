@@ -19,7 +19,7 @@ IMAGE=$1
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 TIMEOUT=${IMAGE_TEST_TIMEOUT:-1800}
 WORK=${IMAGE_TEST_WORK:-/var/tmp/pi-companion-image-test}
-for tool in qemu-system-aarch64 mcopy fdtput parted xz; do
+for tool in qemu-system-aarch64 mcopy fdtput fdtoverlay parted xz; do
     command -v "$tool" >/dev/null \
         || die "$tool is missing: apt install qemu-system-arm mtools device-tree-compiler parted xz-utils"
 done
@@ -55,6 +55,12 @@ done
 # On a Pi the firmware writes the board revision into the device tree, and gpiozero reads it
 # from there; QEMU has no such firmware. a02082: a Raspberry Pi 3 Model B.
 fdtput -p -t x "$WORK/bcm2837-rpi-3-b.dtb" /system linux,revision a02082
+# The firmware also applies config.txt's [pi3] dtoverlay=pwm,pin=18,func=2 (the piezo's
+# hardware PWM): here fdtoverlay does, with the card's own overlay (pin 18, function 2 are its
+# defaults; the [pi3] line is checked by card-check.sh).
+MTOOLS_SKIP_CHECK=1 mcopy -n -i "$FAT" ::/overlays/pwm.dtbo "$WORK/pwm.dtbo" || die "no overlays/pwm.dtbo on the FAT partition"
+fdtoverlay -i "$WORK/bcm2837-rpi-3-b.dtb" -o "$WORK/bcm2837-rpi-3-b.dtb" "$WORK/pwm.dtbo" \
+    || die "overlays/pwm.dtbo does not apply to bcm2837-rpi-3-b.dtb"
 # The check runs from the test's copy of the card (systemd.run=): the image has no test code.
 MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$HERE/guest-check.sh" ::/image-test.sh
 # A user's settings, written on the card as a user would: a hostname, an SSH key and the
@@ -108,6 +114,8 @@ check '^IMAGE-TEST: web ok' "the big screen answered on port 8080"
 check '^IMAGE-TEST: gpiochip: crw-rw---- root gpio' "/dev/gpiochip0 belongs to the gpio group (the image's udev rule)"
 check '^IMAGE-TEST: gpio lines requested: 16$' "the daemon holds the pin map's 16 GPIO lines"
 check '^IMAGE-TEST: snapshot .*"Ann".*"Bob".*"Cy"' "the live game has the card's players (pi-companion.toml on the FAT partition)"
+check '^IMAGE-TEST: pwm: pwmchip0 npwm 2 device [0-9a-f]*20c000\.pwm driver bcm2835-pwm$' "the PWM overlay's PWM block is driven (pwm-bcm2835, /sys/class/pwm/pwmchip0)"
+check '^IMAGE-TEST: pinmux: pin 18 \(gpio18\): (device )?[0-9a-f]*20c000\.pwm' "GPIO18 is muxed to the PWM block"
 check '^IMAGE-TEST: hostname games-table$' "the hostname from the card's pi-companion-setup.toml"
 check '^IMAGE-TEST: ssh active key image-test$' "SSH on, with the card's key only"
 once=$(grep -c '^IMAGE-TEST: daemon| .*display unavailable' "$LOG.txt" || true)

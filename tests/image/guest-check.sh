@@ -39,6 +39,12 @@ say "snapshot $(printf '%s' "$snap" | head -c 600)"
 mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
 say "gpio lines requested: $(grep -c 'GPIO.*|[^ )]' /sys/kernel/debug/gpio)"
 grep 'GPIO.*|[^ )]' /sys/kernel/debug/gpio | sed 's/^/IMAGE-TEST: gpio| /'
+# The piezo's hardware PWM: the overlay's PWM block bound to its driver, GPIO18 muxed to it.
+for chip in /sys/class/pwm/pwmchip*; do
+    [ -e "$chip" ] || { say "pwm: none"; break; }
+    say "pwm: $(basename "$chip") npwm $(cat "$chip/npwm") device $(basename "$(readlink -f "$chip/device")") driver $(basename "$(readlink -f "$chip/device/driver")")"
+done
+say "pinmux: $(grep -h '^pin 18 ' /sys/kernel/debug/pinctrl/*/pinmux-pins 2>/dev/null | head -1)"
 # The settings from the card's FAT partition (pi-companion-setup.toml, pi-companion.toml).
 say "hostname $(hostname)"
 say "ssh $(systemctl is-active ssh.service) key $(cat /root/.ssh/authorized_keys 2>/dev/null | cut -d' ' -f3)"
