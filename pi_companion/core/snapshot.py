@@ -33,6 +33,7 @@ def table_view(engine: Any) -> dict[str, Any]:
     colours = tuple(getattr(engine, "colours", ()) or ()) or DEFAULT_COLOURS
     judging = bool(getattr(getattr(engine, "table", None), "judging", False))
     notes = rules.player_notes(report)
+    out = rules.players_out(report)
     view: dict[str, Any] = {
         "v": VERSION,
         "game": report["game"],
@@ -43,7 +44,7 @@ def table_view(engine: Any) -> dict[str, Any]:
         "players": [{"name": p, "score": None if per_player is None else per_player.get(p),
                      "lit": i in lit, "turn": p == turn and not report["over"], "n": i + 1,
                      "tune": tunes[i] if i < len(tunes) else "", "note": notes.get(p, ""),
-                     "colour": colours[i % len(colours)]}
+                     "colour": colours[i % len(colours)], "out": p in out}
                     for i, p in enumerate(players)],
         "score_label": label if per_player is not None else "",
         "score_wins": wins if per_player is not None else "",

@@ -382,8 +382,11 @@ class AllWoundUpGame(Game):
         attempts = report.get("attempts") or []
         if attempts:                 # held until the next check opens, as the OLED keeps it
             a = attempts[-1]
+            miss = a["steps"] - STEPS_PER_TURN * a["target"]
+            within = f": {quarters(abs(miss))} {'over' if miss > 0 else 'short'}, in tolerance" \
+                if a["verdict"] == "exact" and miss else ""
             return {"kind": "verdict", "big": BOARD_VERDICTS.get(a["verdict"], a["verdict"]),
-                    "small": f"{a['player']}: {quarters(a['steps'])} of {_turns(a['target'])}",
+                    "small": f"{a['player']}: {quarters(a['steps'])} of {_turns(a['target'])}{within}",
                     "verdict": a["verdict"], "player": a["player"]}
         guide = report.get("guide") or {}
         return text_moment(guide.get("text") or "Press your button to wind", "press your button to wind",

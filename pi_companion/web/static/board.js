@@ -40,6 +40,7 @@
     const who = document.createElement("span"); who.className = "who";
     const name = document.createElement("span"); name.className = "name"; text(name, p.name);
     who.append(name);
+    if (p.out) li.classList.add("out");
     const noteText = winner ? "\u2605 winner" : p.turn ? "\u25B6 " + (s.turn_word || "their turn") + (p.note ? " \u00b7 " + p.note : "")
       : p.note;
     if (noteText) {
@@ -114,8 +115,12 @@
       mark.append(badge(p));
       mark.style.top = (10 + 80 * d / deepest) + "%";        // the badge stays inside the well
       well.append(mark);
+      // The name on a line of its own, the depth under it: with the turn's sign and bold type
+      // a name and its depth on one line did not fit a quarter of a TV.
       const label = document.createElement("span"); label.className = "label";
-      text(label, p.name + " " + d + " ft");
+      const nm = document.createElement("span"); nm.className = "diver-name"; text(nm, p.name);
+      const ft = document.createElement("span"); ft.className = "diver-depth"; text(ft, d + " ft");
+      label.append(nm, ft);
       li.append(well, label);
       return li;
     }));
