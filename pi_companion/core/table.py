@@ -288,6 +288,14 @@ class Tabletop:
         """A command from the host's remote: the same as the box's button or menu entry for it."""
         if self.testing:
             return
+        if cmd.command in ("yes", "no") and self.menu is not None and (self.menu.card or self.menu.qr):
+            # A text card or a QR code is on the box: NO leaves it (judging nothing under it),
+            # YES does what the box's YES does there.
+            if cmd.command == "no":
+                self.menu = None
+            else:
+                self._menu_button("YES", cmd.t)
+            return
         if cmd.command in ("yes", "no", "special"):
             self.menu = None
             self._judge(cmd.command, cmd.t)  # type: ignore[arg-type]

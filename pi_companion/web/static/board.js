@@ -127,9 +127,10 @@
   }
 
   const TITLES = { buzz: "First to press", wind: "Wind check", verdict: "Wind check", beat: "Flip!",
-                   die: "The die", depths: "Under water", winners: "Game over" };
+                   die: "The die", depths: "Under water", winners: "Game over", menu: "Menu" };
   function drawMoment(s) {
     const m = s.moment || { kind: "text", big: s.phase || "", small: "" };
+    document.body.dataset.screen = m.kind === "menu" || m.kind === "card" ? m.kind : "";
     const box = $("#moment");
     box.dataset.kind = m.kind;
     box.dataset.verdict = m.verdict || "";
@@ -154,6 +155,7 @@
     $("#depths").hidden = m.kind !== "depths";
     if (m.kind === "depths") drawDepths($("#depths"), m, s.players);
     $("#trophy").hidden = m.kind !== "winners";
+    drawScreen(m);
     const who = s.players.find((p) => p.name === m.player);          // whose moment: their badge
     const slot = $("#who");
     slot.replaceChildren(...(who && m.kind !== "depths" ? [badge(who)] : []));
@@ -171,6 +173,32 @@
         return li;
       }));
     }
+  }
+
+  // The box's own screens (its menu, a text card, the bank's table, a question): the same
+  // entries and lines the OLED shows, all of them at once (a TV has the room), the cursor's
+  // entry marked with a sign as well as a colour, a greyed entry said to be greyed.
+  function drawScreen(m) {
+    const items = $("#menu-items"), lines = $("#card-lines"), table = $("#card-table");
+    items.hidden = m.kind !== "menu";
+    items.replaceChildren(...(m.kind === "menu" ? m.items : []).map((e) => {
+      const li = document.createElement("li");
+      li.className = (e.selected ? "selected" : "") + (e.enabled ? "" : " greyed");
+      text(li, (e.selected ? "\u25B6 " : "") + e.label + (e.enabled ? "" : " (not now)"));
+      return li;
+    }));
+    const card = m.kind === "card" ? m : {};
+    lines.hidden = !(card.lines && card.lines.length);
+    lines.replaceChildren(...(card.lines || []).map((l) => { const li = document.createElement("li"); text(li, l); return li; }));
+    table.hidden = !card.rows;
+    const cells = (tag, row) => { const tr = document.createElement("tr");
+      tr.append(...row.map((c) => { const td = document.createElement(tag); text(td, c); return td; })); return tr; };
+    table.tHead.replaceChildren(...(card.head ? [cells("th", card.head)] : []));
+    table.tBodies[0].replaceChildren(...(card.rows || []).map((r) => {
+      const tr = cells("td", r.mark ? ["\u25B6 " + r.cells[0]].concat(r.cells.slice(1)) : r.cells);
+      if (r.mark) tr.className = "selected";
+      return tr;
+    }));
   }
 
   // ---- sound: each player's buzz tune (the box's piezo tunes) and the winner's name ----
