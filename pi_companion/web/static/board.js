@@ -274,6 +274,7 @@
     try { render(s); listen(s); } finally { if (window.onSnapshot) window.onSnapshot(s); }
   }
 
+  let oldNotice = null;
   function render(s) {
     document.body.dataset.seq = String(s.seq);
     document.body.dataset.game = s.game;
@@ -290,7 +291,11 @@
         return li;
       }));
     }
-    text($("#notice"), s.notice || "");
+    // A notice answers the input that made it: one already standing when the page opened
+    // ("Undone: Change game" from an hour ago) is not shown until the table says something new.
+    if (oldNotice === null) oldNotice = s.notice || "";
+    else if ((s.notice || "") !== oldNotice) oldNotice = "";
+    text($("#notice"), s.notice && s.notice !== oldNotice ? s.notice : "");
     text($("#score-label"), s.score_label || "");
     // The final table: winners first, then by score the way it wins (seat order otherwise).
     const sign = s.score_wins === "high" ? -1 : s.score_wins === "low" ? 1 : 0;
