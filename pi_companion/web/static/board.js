@@ -306,6 +306,22 @@
     drawMoment(s);
     const guide = s.moment && s.moment.kind === "text" && s.guide === s.moment.big ? "" : (s.guide || "");
     text($("#guide"), guide ? "Round guide: " + guide : "");
+    drawJoin();
+  }
+
+  // Join from the TV: a QR code of this board's address (the web process makes it from the
+  // address it tells the box, never with the host's token) and the address to type.
+  let joinAsked = false;
+  function drawJoin() {
+    const join = $("#join");
+    if (!join || joinAsked) return;
+    joinAsked = true;
+    fetch("/api/join", { cache: "no-store", credentials: "omit" }).then((r) => r.json()).then((j) => {
+      if (!j.url) return;
+      $("#join-qr").src = "/join.svg";
+      text($("#join-url"), j.url.replace(/^http:\/\//, "").replace(/\/$/, ""));
+      join.hidden = false;
+    }).catch(() => { joinAsked = false; });
   }
 
   const SILENT_MS = 3000, OPENING_MS = 5000;
