@@ -219,7 +219,7 @@ class HoldEverythingGame(Game):
 
     # ---- the big screen (core/snapshot.py) ----
 
-    score_key, score_label = "pawns", "space"
+    score_key, score_label = "pawns", "pawn's space"
 
     def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
         return facts(("Turn", report.get("turn")), ("Stack", report.get("stack")),
