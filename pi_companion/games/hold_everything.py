@@ -248,6 +248,9 @@ class HoldEverythingGame(Game):
                     "die": report.get("die"), "player": who}
         if phase == "stack":
             return text_moment(f"{who} draws {report.get('drawn') or '?'}", "had it? YES / NO", title="Stack")
+        if report.get("dropper"):        # a player's button picked them: the OLED's strip says NO drops
+            return text_moment(f"{report['dropper']} dropped?", "NO: drop, +1 object \u00b7 YES: let go",
+                               title="Drop", player=report["dropper"])
         return text_moment(f"{who}'s turn", report.get("last_drop") or report.get("last") or "press your button",
                            title="Turn", player=who)
 

@@ -206,8 +206,15 @@ class HoldYourBreathGame(Game):
     def board_moment(self, report: dict[str, Any]) -> dict[str, Any]:
         who, phase = report.get("current"), report["phase"]
         up = phase.startswith("ascent")
-        small = (f"swim {report['swim']} ft {'up' if up else 'down'}" if report.get("swim") else
-                 report.get("last") or ("press to swim up" if up else "press to dive"))
+        picked = report.get("selected")
+        if picked:                       # a diver's button picked them for a card, as the OLED's panel
+            shark = "Kraken" if report.get("shark") == picked else "Shark"
+            small = f"{picked}: NO Panic \u00b7 YES Calm \u00b7 hold YES {shark}"
+        elif report.get("pick"):         # the Discard card's pick, the OLED's banner
+            small = str(report["pick"])
+        else:
+            small = (f"swim {report['swim']} ft {'up' if up else 'down'}" if report.get("swim") else
+                     report.get("last") or ("press to swim up" if up else "press to dive"))
         return {"kind": "depths", "big": f"{who}'s turn", "small": small,
                 "depths": report.get("depths") or {}, "anchors": report.get("anchors"),
                 "surfaced": list(report.get("surfaced") or ()), "up": up, "player": who,

@@ -74,3 +74,17 @@ def test_the_qr_screens_carry_no_link_and_the_countdown_is_said():
     e.feed(Edge(6.6, "MENU", False))
     e.advance(7.0)
     assert not table_view(e)["moment"]["big"].startswith("Powering off")
+
+
+def test_a_picked_player_and_the_discard_pick_are_said_as_the_oled_says_them():
+    e = engine("hold-your-breath")
+    e.feed(HostCommand(1.0, "press", 2))                 # Cy picked for a card
+    assert table_view(e)["moment"]["small"] == "Cy: NO Panic \u00b7 YES Calm \u00b7 hold YES Shark"
+    e.feed(HostCommand(2.0, "menu", name="pick"))
+    assert table_view(e)["moment"]["small"].startswith("discard card ")
+    e = engine("hold-everything")
+    e.feed(HostCommand(0.5, "yes"))
+    other = next(i for i, p in enumerate(PLAYERS) if p != e.report()["current"])
+    e.feed(HostCommand(1.0, "press", other))             # not their turn: picked as the dropper
+    m = table_view(e)["moment"]
+    assert m["big"] == f"{PLAYERS[other]} dropped?" and m["small"].startswith("NO: drop")
