@@ -32,6 +32,10 @@ from .web.live import Live, live_box
 # on every run and `make screenshots` leaves a clean checkout clean. 2026-05-30 19:30 UTC.
 SHOT_TIME = 1780169400
 
+# The port the pictured web process listens on: the TV's join QR and its address carry it, so
+# that every run draws the same code.
+SHOT_PORT = 18080
+
 # The scoreboard's sizes: a 1080p TV, a 720p TV, a portrait phone.
 SCREENS = {"tv": (1920, 1080), "tv720": (1280, 720), "phone": (390, 844)}
 SCENARIOS = Path(__file__).resolve().parents[1] / "docs" / "scenarios"
@@ -293,18 +297,19 @@ EVENINGS: dict[str, tuple[dict[str, Any], str | None, Callable[[Live, Shoot], No
 
 
 @contextmanager
-def evening(game: str, state: Path) -> Iterator[tuple[Live, Callable[[Live, Shoot], None]]]:
-    """The live box set up for `game`'s evening, and the evening to play on it."""
+def evening(game: str, state: Path, port: int | None = None) -> Iterator[tuple[Live, Callable[[Live, Shoot], None]]]:
+    """The live box set up for `game`'s evening (its web process on `port`, default a free
+    one), and the evening to play on it."""
     options, scenario, play = EVENINGS[game]
     config = scenario_config(scenario) if scenario else None
-    with live_box(state, game, options, config=config) as live:
+    with live_box(state, game, options, config=config, web_port=port) as live:
         yield live, play
 
 
 def evening_shots(game: str, out: Path, state: Path) -> list[Path]:
     """`game`'s evening with the scoreboard open, saved at every size at each of its moments."""
     written: list[Path] = []
-    with evening(game, state) as (live, play), headless.chromium(*SCREENS["tv"]) as driver:
+    with evening(game, state, SHOT_PORT) as (live, play), headless.chromium(*SCREENS["tv"]) as driver:
         _open(driver, live.base, "/", SCREENS["tv"])
 
         def shoot(label: str) -> None:
@@ -327,7 +332,7 @@ def moment_pictures(live: Live, driver: Any, out: Path, prefix: str) -> list[Pat
 def host_and_history(out: Path, state: Path) -> list[Path]:
     """The host page and /history on a phone, after a short Grab Bag played to the end."""
     written = []
-    with live_box(state, "grab-bag", {"cards": 4}) as live:
+    with live_box(state, "grab-bag", {"cards": 4}, web_port=SHOT_PORT) as live:
         box = live.box
         while not box.engine.rules.is_over(box.engine.game):
             seekers = sorted(box.engine.rules.buzzers(box.engine.game))
@@ -345,6 +350,23 @@ def host_and_history(out: Path, state: Path) -> list[Path]:
     return written
 
 
+def view_shots(out: Path) -> list[Path]:
+    """The big screen's other views (web/tvshots.py: the box's screens, cards on the table, the
+    join QR), each of their moments at every size."""
+    from .web import tvshots
+    written: list[Path] = []
+    for name, (game, options, players, script) in tvshots.VIEWS.items():
+        with tempfile.TemporaryDirectory() as state, \
+                live_box(Path(state), game, options, players=players, web_port=SHOT_PORT) as live, \
+                headless.chromium(*SCREENS["tv"]) as driver:
+            _open(driver, live.base, "/", SCREENS["tv"])
+
+            def shoot(label: str, name: str = name, live: Live = live, driver: Any = driver) -> None:
+                written.extend(moment_pictures(live, driver, out, f"web-view-{name}-{label}"))
+            script(live, shoot)
+    return written
+
+
 def save(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -353,6 +375,7 @@ def save(out: Path) -> list[Path]:
             written += evening_shots(game, out, Path(state))
     with tempfile.TemporaryDirectory() as state:
         written += host_and_history(out, Path(state))
+    written += view_shots(out)
     for old in set(out.glob("web-*.png")) - set(written):      # a moment no evening shows any more
         old.unlink()
     return written

@@ -232,7 +232,8 @@ def test_a_refused_rename_puts_the_name_back_and_says_why_beside_it(tmp_path, ne
 RESULTS = {"yes": "result", "no": "result", "special": "result", "undo": "result",
            "dial-down": "game-result", "dial-up": "game-result", "new": "new-result",
            "count": "players-result", "set-players": "players-result",
-           "game": "switch-result", "change": "switch-result"}
+           "game": "switch-result", "change": "switch-result", "behalf-player": "behalf-result",
+           "behalf-press": "behalf-result", "behalf-hold": "behalf-result"}
 
 
 def test_on_a_phone_every_control_and_its_result_fit_on_the_screen_together(tmp_path, need_browser):

@@ -90,8 +90,9 @@ class HostCommand:
     """A command from the host's remote (the web page): `yes`, `no`, `special` (long YES),
     `undo`, `new`, `rename` (player index `player` to `name`), `switch` (to game `name` with
     `options`, JSON text), `players` (the names in `options`, JSON text), `dial` (one encoder
-    detent, `delta` +1 or -1) or `menu` (the game's own menu entry `name`).
-    Never a player's press: who buzzed first is decided by the buttons only."""
+    detent, `delta` +1 or -1), `menu` (the game's own menu entry `name`), `press` or `hold`
+    (player index `player`'s button, on their behalf). Never a buzz: who pressed first is
+    decided by the buttons only (the table refuses a `press` that would be one)."""
     t: float
     command: str
     player: int = -1

@@ -172,6 +172,10 @@ class Game:
         """A short line under a player's name."""
         return {}
 
+    def players_out(self, report: dict[str, Any]) -> frozenset[str]:
+        """Players sitting out now (Grab Bag: a seeker judged wrong, for the rest of the round)."""
+        return frozenset()
+
     def board_moment(self, report: dict[str, Any]) -> dict[str, Any] | None:
         """What is happening now, to be drawn large (a game not over, no buzz being judged);
         None: the phase, as text."""

@@ -128,7 +128,7 @@ def from_record(rec: Record) -> InputEvent | float:
 def host_fields(cmd: HostCommand) -> Record:
     """A host command's fields as the host's page sends them and the log records them:
     `rename` player and name, `players` names, `switch` game (and options), `dial` delta,
-    `menu` key; the other commands have none. Options that are not JSON (no page sends them)
+    `menu` key, `press` and `hold` player; the other commands have none. Options that are not JSON (no page sends them)
     stay the text they are, so that the fold meets the refusal the box met."""
     if cmd.command == "rename":
         return {"player": cmd.player, "name": cmd.name}
@@ -147,6 +147,8 @@ def host_fields(cmd: HostCommand) -> Record:
         return {"delta": cmd.delta}
     if cmd.command == "menu":
         return {"key": cmd.name}
+    if cmd.command in ("press", "hold"):
+        return {"player": cmd.player}
     return {}
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from .colours import DEFAULT_COLOURS
+from .menu import CONFIRM, PLAY_AGAIN
 
 VERSION = 2
 
@@ -33,6 +34,7 @@ def table_view(engine: Any) -> dict[str, Any]:
     colours = tuple(getattr(engine, "colours", ()) or ()) or DEFAULT_COLOURS
     judging = bool(getattr(getattr(engine, "table", None), "judging", False))
     notes = rules.player_notes(report)
+    out = rules.players_out(report)
     view: dict[str, Any] = {
         "v": VERSION,
         "game": report["game"],
@@ -43,7 +45,7 @@ def table_view(engine: Any) -> dict[str, Any]:
         "players": [{"name": p, "score": None if per_player is None else per_player.get(p),
                      "lit": i in lit, "turn": p == turn and not report["over"], "n": i + 1,
                      "tune": tunes[i] if i < len(tunes) else "", "note": notes.get(p, ""),
-                     "colour": colours[i % len(colours)]}
+                     "colour": colours[i % len(colours)], "out": p in out}
                     for i, p in enumerate(players)],
         "score_label": label if per_player is not None else "",
         "score_wins": wins if per_player is not None else "",
@@ -53,7 +55,7 @@ def table_view(engine: Any) -> dict[str, Any]:
         "menu": engine.menu is not None,
         "turn_word": rules.turn_word(report),
         "facts": rules.board_facts(report),
-        "moment": moment(rules, report, judging),
+        "moment": screen(engine) or moment(rules, report, judging),
     }
     # For the host's remote: the game's own menu entries (greyed ones too, as on the box), the
     # options it is played with and how many player buttons the box has.
@@ -89,6 +91,45 @@ def moment(rules: Any, r: dict[str, Any], judging: bool) -> dict[str, Any]:
                 "order": order, "player": buzz["winner"]}
     now = rules.board_moment(r)
     return now if now is not None else text_moment(r["phase"], "")
+
+
+def screen(engine: Any) -> dict[str, Any] | None:
+    """What the OLED shows over the game, as the moment (None: the game's own screen): the
+    power-off countdown, the button test, the menu, a text card (rules, token effects, the depth
+    board), a question waiting for its second YES, a QR code. A host who opened one from the
+    phone sees on the pages what the box shows; the host QR's code and the Wi-Fi password never
+    (they are the OLED's alone)."""
+    seconds = engine.power_off_in() if hasattr(engine, "power_off_in") else None
+    if seconds is not None:
+        return text_moment(f"Powering off in {seconds}", "let go of MENU: cancel", title="MENU held")
+    menu = engine.menu
+    if menu is None:
+        return None
+    if menu.button_test:
+        return text_moment("Button test", "every press shows on the box \u00b7 hold YES or NO: exit",
+                           title="Menu")
+    if menu.qr == "board":
+        return text_moment("Join this board", "scan the QR code on the box \u00b7 NO: back",
+                           title="Show on TV / phone", qr="board")
+    if menu.qr == "host":
+        return text_moment("Host remote", "scan the QR code on the box with the host's phone \u00b7 NO: back",
+                           title="Show on TV / phone", qr="host")
+    if menu.qr:
+        return text_moment("Join the box's Wi-Fi", "scan the QR code on the box \u00b7 YES: then this board",
+                           title="Show on TV / phone", qr=menu.qr)
+    if menu.card:
+        return {"kind": "card", "title": menu.card_title, "big": "", "small": "",
+                "lines": list(menu.card), "ask": "NO: back"}
+    if menu.confirm:
+        question = menu.items[0][1] if menu.items == PLAY_AGAIN else \
+            CONFIRM.get(menu.confirm.split(":")[0], "Sure?")
+        chosen = dict(menu.items).get(menu.confirm, "")
+        return text_moment(question, chosen if chosen != question else "",
+                           title="Menu", ask="YES again: yes \u00b7 NO: back")
+    return {"kind": "menu", "title": menu.title.title() if menu.title == "MENU" else menu.title,
+            "big": "", "small": "", "ask": "Dial: move \u00b7 YES: choose \u00b7 NO: back",
+            "items": [{"label": label, "selected": i == menu.cursor, "enabled": key not in menu.disabled}
+                      for i, (key, label) in enumerate(menu.items)]}
 
 
 def text_moment(big: str, small: str, **more: Any) -> dict[str, Any]:

@@ -67,7 +67,8 @@ class GameBefore:
 
 UndoStep = tuple["Table | GameBefore", str]
 # The host's remote: what it may send (hub.py checks each one's fields before it is queued).
-HOST_COMMANDS = ("yes", "no", "special", "undo", "new", "rename", "switch", "players", "dial", "menu")
+HOST_COMMANDS = ("yes", "no", "special", "undo", "new", "rename", "switch", "players", "dial", "menu",
+                 "press", "hold")
 
 
 class Tabletop:
@@ -287,6 +288,14 @@ class Tabletop:
         """A command from the host's remote: the same as the box's button or menu entry for it."""
         if self.testing:
             return
+        if cmd.command in ("yes", "no") and self.menu is not None and (self.menu.card or self.menu.qr):
+            # A text card or a QR code is on the box: NO leaves it (judging nothing under it),
+            # YES does what the box's YES does there.
+            if cmd.command == "no":
+                self.menu = None
+            else:
+                self._menu_button("YES", cmd.t)
+            return
         if cmd.command in ("yes", "no", "special"):
             self.menu = None
             self._judge(cmd.command, cmd.t)  # type: ignore[arg-type]
@@ -320,10 +329,26 @@ class Tabletop:
             self._step(Dial(cmd.t, 1 if cmd.delta > 0 else -1))
         elif cmd.command == "menu":          # one of the game's own menu entries (pause, the bank)
             self._game_menu(cmd.name, cmd.t)
+        elif cmd.command in ("press", "hold"):   # a player's button, on their behalf
+            self._on_behalf(cmd.command, cmd.player, cmd.t)
         elif cmd.command == "wifi":          # a log from before hotspot records: it came up
             self.menu = Menu((), qr="wifi")
         else:
             self.notice = f"unknown host command {cmd.command[:16]}"
+
+    def _on_behalf(self, what: str, player: int, t: float) -> None:
+        """The host presses (or holds 2 s) `player`'s button for them: a die roll, "who holds
+        nothing?", a pick, a gate claim. Refused with a notice when the press would be a buzz or
+        join one being judged: who pressed first is decided by the buttons alone."""
+        if not 0 <= player < len(self.players):
+            self.notice = "Press refused: no such player"
+            return
+        name = self.players[player][:16]
+        if what == "press" and (player in self.rules.buzzers(self.game) or self.table.judging):
+            self.notice = f"{name}'s press is a buzz: not now"
+            return
+        self.menu = None
+        self._step(PlayerPress(t, player) if what == "press" else PlayerHold(t, player))
 
     def _game_menu(self, key: str, t: float) -> None:
         """The game's menu entry `key`, as if chosen on the box's menu: refused with a notice

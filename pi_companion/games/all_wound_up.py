@@ -25,6 +25,7 @@ from ..core.frozen import replace
 from ..core.snapshot import facts, text_moment
 from . import brain_bank as bb
 from . import round_guide as rg
+from .wound_up_board import screen_moment
 from .base import NO_EFFECTS, Effects, Game, Option, check_known, opt_choice, opt_int, opt_player
 
 STEPS_PER_TURN = 4
@@ -341,6 +342,8 @@ class AllWoundUpGame(Game):
             "guide": _guide_json(state),
             "direction": state.direction,
             "claim": None if state.claim is None else names[state.claim],
+            "tolerance": state.tolerance,
+            "bank_screen": _bank_screen_json(state) if state.screen == "bank" else None,
         }
 
 
@@ -371,6 +374,8 @@ class AllWoundUpGame(Game):
         if report.get("claim"):
             return text_moment(f"{report['claim']} crossed the gate?", "YES: wins \u00b7 NO: not yet",
                                title="Gate")
+        if report.get("screen") in ("bank", "guide"):       # the OLED's own screens, on the TV too
+            return screen_moment(report)
         check = report.get("check")
         if check is not None:
             steps = check["steps"]
@@ -382,8 +387,11 @@ class AllWoundUpGame(Game):
         attempts = report.get("attempts") or []
         if attempts:                 # held until the next check opens, as the OLED keeps it
             a = attempts[-1]
+            miss = a["steps"] - STEPS_PER_TURN * a["target"]
+            within = f": {quarters(abs(miss))} {'over' if miss > 0 else 'short'}, in tolerance" \
+                if a["verdict"] == "exact" and miss else ""
             return {"kind": "verdict", "big": BOARD_VERDICTS.get(a["verdict"], a["verdict"]),
-                    "small": f"{a['player']}: {quarters(a['steps'])} of {_turns(a['target'])}",
+                    "small": f"{a['player']}: {quarters(a['steps'])} of {_turns(a['target'])}{within}",
                     "verdict": a["verdict"], "player": a["player"]}
         guide = report.get("guide") or {}
         return text_moment(guide.get("text") or "Press your button to wind", "press your button to wind",
@@ -741,6 +749,20 @@ def _attempt_json(state: AllWoundUp, a: Attempt) -> dict[str, Any]:
 def _check_json(state: AllWoundUp, c: Check) -> dict[str, Any]:
     return {"player": state.players[c.player], "target": c.target, "steps": c.steps,
             "turns": c.steps / STEPS_PER_TURN, "missed": c.missed, "dial": not c.stepped}
+
+
+def _bank_screen_json(state: AllWoundUp) -> dict[str, Any]:
+    """What the bank screen shows besides the counts: the action under the cursor, or the
+    yellow token's question (how many cards) and answer (which card to take)."""
+    names, chosen = state.players, cursor(state)
+    ask, shown = state.ask, state.shown
+    return {"cursor": None if chosen is None else {"player": names[chosen.player],
+                                                   "action": action_label(state, chosen)},
+            "used": state.used is not None,
+            "ask": None if ask is None else {"player": names[ask.player], "from": names[ask.victim],
+                                             "hand": ask.hand},
+            "shown": None if shown is None else {"player": names[shown.player], "from": names[shown.victim],
+                                                 "card": shown.card, "hand": shown.hand}}
 
 
 def _guide_json(state: AllWoundUp) -> dict[str, Any]:

@@ -138,6 +138,7 @@ class GrabBagGame(Game):
             "target": state.target,
             "variant": state.variant,
             "set_aside": state.set_aside,
+            "out": [names[i] for i in sorted(state.excluded)],
         }
 
     def undo_label(self, state: GrabBag, verdict: Verdict) -> str:
@@ -163,6 +164,13 @@ class GrabBagGame(Game):
 
     def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
         return facts(("Round", report.get("round")), ("Cards left", report.get("deck")))
+
+    def players_out(self, report: dict[str, Any]) -> frozenset[str]:
+        return frozenset(report.get("out") or ())
+
+    def player_notes(self, report: dict[str, Any]) -> dict[str, str]:
+        """A seeker judged wrong sits out the rest of the round."""
+        return {p: "\u2717 out this round" for p in report.get("out") or ()}
 
     def winners_phrase(self, report: dict[str, Any]) -> str:
         return "most cards"

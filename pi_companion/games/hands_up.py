@@ -298,6 +298,9 @@ class HandsUpGame(Game):
         if not report.get("beat_ms"):
             return text_moment("Press to grab", small, title="Own pace")
         if report.get("beats", 0) == 0:
+            if report.get("paused"):
+                return text_moment("Paused", f"deal {report.get('cards')} cards; MENU: Resume beats",
+                                   title="Deal", paused=True)
             return text_moment(f"Deal {report.get('cards')} cards", "the beat starts soon", title="Deal")
         return {"kind": "beat", "big": "Paused" if report.get("paused") else f"Flip {report['beats']}",
                 "small": small, "beats": report["beats"], "paused": bool(report.get("paused")),

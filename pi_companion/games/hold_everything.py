@@ -219,7 +219,7 @@ class HoldEverythingGame(Game):
 
     # ---- the big screen (core/snapshot.py) ----
 
-    score_key, score_label = "pawns", "space"
+    score_key, score_label = "pawns", "pawn's space"
 
     def board_facts(self, report: dict[str, Any]) -> list[dict[str, str]]:
         return facts(("Turn", report.get("turn")), ("Stack", report.get("stack")),
@@ -248,6 +248,9 @@ class HoldEverythingGame(Game):
                     "die": report.get("die"), "player": who}
         if phase == "stack":
             return text_moment(f"{who} draws {report.get('drawn') or '?'}", "had it? YES / NO", title="Stack")
+        if report.get("dropper"):        # a player's button picked them: the OLED's strip says NO drops
+            return text_moment(f"{report['dropper']} dropped?", "NO: drop, +1 object \u00b7 YES: let go",
+                               title="Drop", player=report["dropper"])
         return text_moment(f"{who}'s turn", report.get("last_drop") or report.get("last") or "press your button",
                            title="Turn", player=who)
 

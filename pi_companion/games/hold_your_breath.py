@@ -187,8 +187,18 @@ class HoldYourBreathGame(Game):
                      ("Turn", report.get("turns")))
 
     def player_notes(self, report: dict[str, Any]) -> dict[str, str]:
+        """Surfaced, and the Panic cards and the Shark a diver carries (the OLED's depth board
+        shows them as P2 and S): all game long, not only in the turn that dealt them."""
         surfaced = set(report.get("surfaced") or ())
-        return {p: "surfaced" for p in report["players"] if p in surfaced}
+        panic, shark = report.get("panic") or {}, report.get("shark")
+        notes = {}
+        for p in report["players"]:
+            words = (["surfaced"] if p in surfaced else []) + \
+                ([f"{panic[p]} Panic" + ("s" if panic[p] > 1 else "")] if panic.get(p) else []) + \
+                (["Shark"] if p == shark else [])
+            if words:
+                notes[p] = " \u00b7 ".join(words)
+        return notes
 
     def winners_phrase(self, report: dict[str, Any]) -> str:
         return "back up from the deep"
@@ -196,11 +206,19 @@ class HoldYourBreathGame(Game):
     def board_moment(self, report: dict[str, Any]) -> dict[str, Any]:
         who, phase = report.get("current"), report["phase"]
         up = phase.startswith("ascent")
-        small = (f"swim {report['swim']} ft {'up' if up else 'down'}" if report.get("swim") else
-                 report.get("last") or ("press to swim up" if up else "press to dive"))
+        picked = report.get("selected")
+        if picked:                       # a diver's button picked them for a card, as the OLED's panel
+            shark = "Kraken" if report.get("shark") == picked else "Shark"
+            small = f"{picked}: NO Panic \u00b7 YES Calm \u00b7 hold YES {shark}"
+        elif report.get("pick"):         # the Discard card's pick, the OLED's banner
+            small = str(report["pick"])
+        else:
+            small = (f"swim {report['swim']} ft {'up' if up else 'down'}" if report.get("swim") else
+                     report.get("last") or ("press to swim up" if up else "press to dive"))
         return {"kind": "depths", "big": f"{who}'s turn", "small": small,
                 "depths": report.get("depths") or {}, "anchors": report.get("anchors"),
-                "surfaced": list(report.get("surfaced") or ()), "up": up, "player": who}
+                "surfaced": list(report.get("surfaced") or ()), "up": up, "player": who,
+                "panic": report.get("panic") or {}, "shark": report.get("shark")}
 
     def board_extra(self, report: dict[str, Any]) -> dict[str, Any]:
         return {"depths": report.get("depths"), "totals": report.get("totals")}

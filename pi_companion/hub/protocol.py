@@ -48,7 +48,7 @@ FORWARDED: tuple[str, ...] = HOST_COMMANDS + ("forget",)
 # The fields each forwarded verb carries besides `cmd`; anything else a page sends is dropped.
 FIELDS: dict[str, tuple[str, ...]] = {
     "rename": ("player", "name"), "players": ("names",), "switch": ("game", "options"),
-    "dial": ("delta",), "menu": ("key",), "forget": ("game",),
+    "dial": ("delta",), "menu": ("key",), "forget": ("game",), "press": ("player",), "hold": ("player",),
 }
 KNOWN = frozenset().union(*VERBS.values()) | {"hello"}
 BEAT = b'{"type":"beat"}\n'
@@ -174,10 +174,10 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
     cmd = msg.get("cmd")
     if cmd not in HOST_COMMANDS:
         raise CommandError(f"unknown command (one of {', '.join(HOST_COMMANDS)})")
+    if cmd in ("press", "hold"):     # whether the press may be made now is the table's to say
+        return HostCommand(0.0, cmd, _player(msg, players))
     if cmd == "rename":
-        player, name = msg.get("player"), msg.get("name")
-        if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < len(players):
-            raise CommandError(f"player must be 0 to {len(players) - 1}")
+        player, name = _player(msg, players), msg.get("name")
         problem = name_problem(name)
         if problem is not None or not isinstance(name, str):
             raise CommandError(problem or "a name must not be empty")
@@ -219,6 +219,14 @@ def parse_command(msg: Any, players: tuple[str, ...]) -> HostCommand:
             raise CommandError("key must be a menu entry's name (letters, digits, -)")
         return HostCommand(0.0, "menu", name=key)
     return HostCommand(0.0, cmd)
+
+
+def _player(msg: dict[str, Any], players: tuple[str, ...]) -> int:
+    """The player a command names: an index at the table, else CommandError."""
+    player = msg.get("player")
+    if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < len(players):
+        raise CommandError(f"player must be 0 to {len(players) - 1}")
+    return player
 
 
 def parse_server_line(raw: bytes) -> dict[str, Any]:

@@ -48,6 +48,7 @@ def game_summary(path: Path) -> dict[str, Any] | None:
         summary = {"file": path.name, "game": view["title"],
                    "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(stat.st_mtime)),
                    "over": view["over"], "winners": view["winners"], "score_label": view["score_label"],
+                   "score_wins": view.get("score_wins", ""),
                    "players": [(p["name"], p["score"]) for p in view["players"]],
                    "buzzes": list((at_end if finished else buzzes).values())}
     except Exception:                          # a log we cannot fold is skipped, never fatal
@@ -91,6 +92,19 @@ def margin_text(ms: float | None) -> str:
     return "-" if ms is None else f"{ms:.1f} ms"
 
 
+WINS = {"high": "most wins", "low": "fewest wins"}
+
+
+def score_words(game: dict[str, Any]) -> str:
+    """What a game's numbers are, said beside them: they mean something different in each game
+    (cards won, a pawn's space, cards still in hand) and lower is better in some."""
+    label = game.get("score_label") or ""
+    if not label:
+        return ""
+    wins = WINS.get(game.get("score_wins") or "", "does not decide")
+    return f"{label} ({wins})"
+
+
 def history_page(state_dir: Path) -> str:
     games, totals = history(state_dir)
     e = html.escape
@@ -98,6 +112,9 @@ def history_page(state_dir: Path) -> str:
     for g in games:
         scores = ", ".join(f"{e(n)} {e(str(s))}" if s is not None else e(n) for n, s in g["players"])
         winners = ", ".join(e(w) for w in g["winners"]) or "-"
+        words = score_words(g)
+        if words and any(s is not None for _, s in g["players"]):
+            scores = f'<span class="what">{e(words)}:</span> {scores}'
         rows.append(f'<tr data-file="{e(g["file"])}"><td>{e(g["date"])}</td><td>{e(g["game"])}</td>'
                     f"<td>{scores}</td><td>&#9733; {winners}</td>"
                     f'<td class="remove"><button type="button" class="remove" hidden>Remove</button></td></tr>')
@@ -108,7 +125,7 @@ def history_page(state_dir: Path) -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>History</title>
 <link rel="stylesheet" href="/static/style.css"><script src="/static/history.js" defer></script></head>
 <body class="history">
-<h1>Finished games</h1><p><a href="/">Scoreboard</a></p><p id="removal" class="result" role="status"></p>
+<h1>Finished games</h1><p><a href="/">Scoreboard</a> &middot; <a href="/host">Host remote</a></p><p id="removal" class="result" role="status"></p>
 <div id="history-body">
 <h2>Per player</h2><table id="totals"><tr><th>Player</th><th>Games</th><th>Won</th><th>Buzzes won</th>
 <th>Median margin</th></tr>{''.join(total_rows)}</table>

@@ -25,6 +25,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..games import registry
 from ..hub import protocol
+from ..hub.addresses import address_url, board_url
 from ..hub.protocol import CommandError, token_text_ok
 from .gate import BACKLOG, IDLE_S, LISTEN_QUEUE, Gate
 from .link import HubLink
@@ -95,9 +96,11 @@ def same_origin(origin: str | None, host: str | None) -> bool:
 
 
 def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
-             names: set[str] | None = None, gate: Gate | None = None) -> web.Application:
+             names: set[str] | None = None, gate: Gate | None = None,
+             port: int | None = None) -> web.Application:
     """The app; with `gate` (the real server's, see `serve`) each request marks its connection
-    busy, and a new WebSocket over the limit takes the place of the oldest viewer."""
+    busy, and a new WebSocket over the limit takes the place of the oldest viewer. `port`: the
+    one it listens on, for the board's own address (default: the request's)."""
     allowed = names if names is not None else own_names(hosts)
     rate, commands = Buckets(*RATE), Buckets(*COMMAND_RATE)
     sockets: set[web.WebSocketResponse] = set()
@@ -218,6 +221,22 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
             body["saved"] = reply["saved"] is True
         return web.json_response(body, status=200 if ok else 400)
 
+    def join_url(request: web.Request) -> str:
+        # The scoreboard's address as the OLED's board QR carries it: by IP once known (Android
+        # phones often cannot resolve NAME.local), else by name. Never the host's link: the
+        # token is the daemon's alone and this process never has it.
+        board = board_url(port or request.url.port or 80)
+        try:
+            return address_url(board, link.address() if link.address is not None else "")
+        except CommandError:
+            return board
+
+    async def join(request: web.Request) -> web.Response:
+        return web.json_response({"url": join_url(request)})
+
+    async def join_svg(request: web.Request) -> web.Response:
+        return web.Response(body=_qr_svg(join_url(request)), content_type="image/svg+xml")
+
     async def games(request: web.Request) -> web.Response:
         # The host's remote builds its game and option controls from what each game declares.
         return web.json_response(_games())
@@ -254,7 +273,19 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
     app.router.add_post("/api/command", command)
     app.router.add_get("/history", history)
     app.router.add_get("/api/games", games)
+    app.router.add_get("/api/join", join)
+    app.router.add_get("/join.svg", join_svg)
     return app
+
+
+def _qr_svg(url: str) -> bytes:
+    """A QR code of `url` as SVG, dark modules on white with the quiet zone phone cameras need."""
+    import io
+    import segno
+    out = io.BytesIO()
+    segno.make_qr(url, error="m").save(out, kind="svg", scale=4, border=4, dark="#000", light="#fff",
+                                       xmldecl=False, svgns=True)
+    return out.getvalue()
 
 
 # What the pages get besides snapshots: whether the box is alive, and a beat when nothing else
@@ -337,7 +368,8 @@ def main(args: Any) -> int:
     path = args.socket or socket_path(state_dir)
     port = args.port or config.web_port
     gate = Gate()
-    app = make_app(HubLink(path, lambda: lan_address(args.bind)), state_dir, config.web_hosts, gate=gate)
+    app = make_app(HubLink(path, lambda: lan_address(args.bind)), state_dir, config.web_hosts, gate=gate,
+                   port=port)
     log.info("big screen on %s (hub %s)", listening_url(args.bind, port), path)
     asyncio.run(serve(app, gate, args.bind, port))
     return 0

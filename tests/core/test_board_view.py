@@ -16,7 +16,7 @@ from pi_companion.gallery import scenario_engines
 
 ROOT = Path(__file__).resolve().parents[2]
 VIEWS = {name: table_view(engine) for name, engine in scenario_engines(ROOT / "docs" / "scenarios")}
-KINDS = {"buzz", "wind", "verdict", "beat", "die", "depths", "winners", "text"}
+KINDS = {"buzz", "wind", "verdict", "beat", "die", "depths", "winners", "text", "card", "menu"}
 
 
 def test_every_scenario_has_a_moment_in_words_and_is_json():

@@ -186,7 +186,7 @@ def test_a_new_game_from_the_host_keeps_the_new_names(rig):
 
 
 @pytest.mark.parametrize("msg, error", [
-    ({"cmd": "press", "player": 0}, "unknown command"),          # no network path decides a buzz
+    ({"cmd": "buzz", "player": 0}, "unknown command"),           # no network path decides a buzz
     ({"cmd": "shutdown"}, "unknown command"),
     ({"cmd": "rename", "player": 7, "name": "X"}, "player must be"),
     ({"cmd": "rename", "player": 0, "name": "x" * 40}, "name must be"),

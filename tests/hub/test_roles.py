@@ -38,7 +38,7 @@ from pi_companion.web.live import live_box, start_web, stop_web, until
 
 BOARD = "http://testbox.local:8080/"
 TOKEN_KINDS = ("none", "wrong", "right")
-UNKNOWN = ("press", "power", "config", "", "hello ")
+UNKNOWN = ("buzz", "power", "config", "", "hello ")
 
 
 # ---- the role table, on the hub's own socket ---------------------------------------------------
@@ -69,7 +69,8 @@ def fields_for(cmd: str) -> dict:
     return {"rename": {"player": 1, "name": "Bea"}, "players": {"names": ["Ada", "Ben", "Cy"]},
             "switch": {"game": "grab-bag"}, "dial": {"delta": 1}, "menu": {"key": "x"},
             "forget": {"game": "game-000001-20261201-213000.log"}, "watch": {"on": False},
-            "address": {"address": "192.168.1.66"}}.get(cmd, {})
+            "address": {"address": "192.168.1.66"}, "press": {"player": 0},
+            "hold": {"player": 0}}.get(cmd, {})
 
 
 def test_every_verb_outside_a_connections_role_is_refused_whatever_its_token(hub_rig):
@@ -110,7 +111,7 @@ def test_any_message_on_any_role_gets_one_answer_and_no_error_in_the_hub(hub_rig
 
     @settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(role=st.sampled_from(protocol.ROLES),
-           cmd=st.sampled_from(sorted(protocol.KNOWN) + ["press", ""]) | JSON,
+           cmd=st.sampled_from(sorted(protocol.KNOWN) + ["buzz", ""]) | JSON,
            fields=st.dictionaries(st.sampled_from(["player", "name", "names", "game", "options", "delta",
                                                    "key", "address", "on", "role", "token"]), JSON, max_size=3))
     def one(role, cmd, fields):

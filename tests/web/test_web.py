@@ -125,7 +125,7 @@ def test_host_commands_need_the_token_and_go_through_the_log(box, tmp_path):
         assert r.status == 200 and (await r.json())["ok"]
         await pump(box)
         assert box.engine.players[0] == "Ava"
-        bad = await client.post("/api/command", json={"cmd": "press", "player": 1},
+        bad = await client.post("/api/command", json={"cmd": "buzz", "player": 1},
                                 headers={"X-Host-Token": box.hub.token})
         assert bad.status == 400 and "unknown command" in (await bad.json())["error"]
     run(box, tmp_path, body)

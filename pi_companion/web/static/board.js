@@ -40,6 +40,7 @@
     const who = document.createElement("span"); who.className = "who";
     const name = document.createElement("span"); name.className = "name"; text(name, p.name);
     who.append(name);
+    if (p.out) li.classList.add("out");
     const noteText = winner ? "\u2605 winner" : p.turn ? "\u25B6 " + (s.turn_word || "their turn") + (p.note ? " \u00b7 " + p.note : "")
       : p.note;
     if (noteText) {
@@ -114,17 +115,22 @@
       mark.append(badge(p));
       mark.style.top = (10 + 80 * d / deepest) + "%";        // the badge stays inside the well
       well.append(mark);
+      // The name on a line of its own, the depth under it: with the turn's sign and bold type
+      // a name and its depth on one line did not fit a quarter of a TV.
       const label = document.createElement("span"); label.className = "label";
-      text(label, p.name + " " + d + " ft");
+      const nm = document.createElement("span"); nm.className = "diver-name"; text(nm, p.name);
+      const ft = document.createElement("span"); ft.className = "diver-depth"; text(ft, d + " ft");
+      label.append(nm, ft);
       li.append(well, label);
       return li;
     }));
   }
 
   const TITLES = { buzz: "First to press", wind: "Wind check", verdict: "Wind check", beat: "Flip!",
-                   die: "The die", depths: "Under water", winners: "Game over" };
+                   die: "The die", depths: "Under water", winners: "Game over", menu: "Menu" };
   function drawMoment(s) {
     const m = s.moment || { kind: "text", big: s.phase || "", small: "" };
+    document.body.dataset.screen = m.kind === "menu" || m.kind === "card" ? m.kind : "";
     const box = $("#moment");
     box.dataset.kind = m.kind;
     box.dataset.verdict = m.verdict || "";
@@ -149,6 +155,7 @@
     $("#depths").hidden = m.kind !== "depths";
     if (m.kind === "depths") drawDepths($("#depths"), m, s.players);
     $("#trophy").hidden = m.kind !== "winners";
+    drawScreen(m);
     const who = s.players.find((p) => p.name === m.player);          // whose moment: their badge
     const slot = $("#who");
     slot.replaceChildren(...(who && m.kind !== "depths" ? [badge(who)] : []));
@@ -166,6 +173,32 @@
         return li;
       }));
     }
+  }
+
+  // The box's own screens (its menu, a text card, the bank's table, a question): the same
+  // entries and lines the OLED shows, all of them at once (a TV has the room), the cursor's
+  // entry marked with a sign as well as a colour, a greyed entry said to be greyed.
+  function drawScreen(m) {
+    const items = $("#menu-items"), lines = $("#card-lines"), table = $("#card-table");
+    items.hidden = m.kind !== "menu";
+    items.replaceChildren(...(m.kind === "menu" ? m.items : []).map((e) => {
+      const li = document.createElement("li");
+      li.className = (e.selected ? "selected" : "") + (e.enabled ? "" : " greyed");
+      text(li, (e.selected ? "\u25B6 " : "") + e.label + (e.enabled ? "" : " (not now)"));
+      return li;
+    }));
+    const card = m.kind === "card" ? m : {};
+    lines.hidden = !(card.lines && card.lines.length);
+    lines.replaceChildren(...(card.lines || []).map((l) => { const li = document.createElement("li"); text(li, l); return li; }));
+    table.hidden = !card.rows;
+    const cells = (tag, row) => { const tr = document.createElement("tr");
+      tr.append(...row.map((c) => { const td = document.createElement(tag); text(td, c); return td; })); return tr; };
+    table.tHead.replaceChildren(...(card.head ? [cells("th", card.head)] : []));
+    table.tBodies[0].replaceChildren(...(card.rows || []).map((r) => {
+      const tr = cells("td", r.mark ? ["\u25B6 " + r.cells[0]].concat(r.cells.slice(1)) : r.cells);
+      if (r.mark) tr.className = "selected";
+      return tr;
+    }));
   }
 
   // ---- sound: each player's buzz tune (the box's piezo tunes) and the winner's name ----
@@ -241,6 +274,7 @@
     try { render(s); listen(s); } finally { if (window.onSnapshot) window.onSnapshot(s); }
   }
 
+  let oldNotice = null;
   function render(s) {
     document.body.dataset.seq = String(s.seq);
     document.body.dataset.game = s.game;
@@ -257,7 +291,11 @@
         return li;
       }));
     }
-    text($("#notice"), s.notice || "");
+    // A notice answers the input that made it: one already standing when the page opened
+    // ("Undone: Change game" from an hour ago) is not shown until the table says something new.
+    if (oldNotice === null) oldNotice = s.notice || "";
+    else if ((s.notice || "") !== oldNotice) oldNotice = "";
+    text($("#notice"), s.notice && s.notice !== oldNotice ? s.notice : "");
     text($("#score-label"), s.score_label || "");
     // The final table: winners first, then by score the way it wins (seat order otherwise).
     const sign = s.score_wins === "high" ? -1 : s.score_wins === "low" ? 1 : 0;
@@ -268,6 +306,22 @@
     drawMoment(s);
     const guide = s.moment && s.moment.kind === "text" && s.guide === s.moment.big ? "" : (s.guide || "");
     text($("#guide"), guide ? "Round guide: " + guide : "");
+    drawJoin();
+  }
+
+  // Join from the TV: a QR code of this board's address (the web process makes it from the
+  // address it tells the box, never with the host's token) and the address to type.
+  let joinAsked = false;
+  function drawJoin() {
+    const join = $("#join");
+    if (!join || joinAsked) return;
+    joinAsked = true;
+    fetch("/api/join", { cache: "no-store", credentials: "omit" }).then((r) => r.json()).then((j) => {
+      if (!j.url) return;
+      $("#join-qr").src = "/join.svg";
+      text($("#join-url"), j.url.replace(/^http:\/\//, "").replace(/\/$/, ""));
+      join.hidden = false;
+    }).catch(() => { joinAsked = false; });
   }
 
   const SILENT_MS = 3000, OPENING_MS = 5000;

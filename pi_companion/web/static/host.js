@@ -28,7 +28,7 @@
   let live = window.boardLive === true;
   let catalogue = [];                       // /api/games: each game's player range and options
   // What the table says after a command: a notice that refuses is shown with a cross.
-  const REFUSAL = /refused|not now|nothing to undo|cannot|not kept|bad game options|takes \d|player buttons/i;
+  const REFUSAL = /refused|not now|is a buzz|nothing to undo|cannot|not kept|bad game options|takes \d|player buttons/i;
   let watching = null;                      // {out, seq, notice, after}: the next snapshots' notice
 
   async function send(cmd, out, after) {
@@ -119,6 +119,20 @@
     send(cmd, b.dataset.cmd === "dial" ? $("#game-result") : $("#result"));
   }));
   confirmed($("#new"), () => send({ cmd: "new" }, $("#new-result")));
+
+  // ---- a player's button, pressed or held for them (a die roll, "who holds nothing?", a gate
+  // claim): the box refuses a press that would be a buzz, which only the buttons decide ----
+  let behalfDrawn = "";
+  function drawBehalf(s) {
+    const key = s.players.map((p) => p.name).join("\n");
+    if (key === behalfDrawn) return;
+    behalfDrawn = key;
+    const pick = $("#behalf-player"), keep = pick.value;
+    pick.replaceChildren(...s.players.map((p, i) => make("option", { value: String(i), textContent: p.n + " " + p.name })));
+    if (keep && Number(keep) < s.players.length) pick.value = keep;
+  }
+  document.querySelectorAll("button[data-behalf]").forEach((b) => b.addEventListener("click", () =>
+    send({ cmd: b.dataset.behalf, player: Number($("#behalf-player").value) }, $("#behalf-result"))));
 
   // ---- the game's own menu entries (Pause beats, Brain tokens, ...), as the box's menu has them ----
   let entriesDrawn = "";
@@ -347,6 +361,7 @@
     latest = s;
     drawLabels(s);
     drawEntries(s);
+    drawBehalf(s);
     drawNames(s);
     if (catalogue.length) { drawPlayers(s); drawSwitch(s); }
     told(s);
