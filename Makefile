@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: FORCE run test system-test system-test-breakages torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy image image-test clean
+.PHONY: FORCE run test test-py313 system-test system-test-breakages torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy image image-test clean
 
 # `python --version` is 3.11 or newer (awk, so that no code runs on an interpreter too old for it).
 version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1] > 3 || (v[1] == 3 && v[2] >= 11)} END {exit !ok}'
@@ -31,6 +31,11 @@ run: $(STAMP)
 TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# `make test` once more on Debian 13 trixie's Python 3.13, in a cached trixie root (root only;
+# tests/system/py313.sh): with `make test` on the host's Python both ends of requires-python run.
+test-py313:
+	TEST_WORKERS=$(TEST_WORKERS) bash tests/system/py313.sh
 
 # The appliance on a real Debian system in a VM (QEMU): make install, boot, play through a
 # kernel GPIO simulator, crashes, hangs, power cuts, power-off. Root only; see systemd/README.md.

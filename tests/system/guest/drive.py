@@ -396,7 +396,7 @@ def ready(config: str) -> dict[str, object]:
         ["systemd-run", "--quiet", f"--unit={READY_UNIT}", "--service-type=exec",
          "-p", "User=pi-companion", "-p", "Group=pi-companion", "-p", "UMask=0077",
          "-p", "SupplementaryGroups=gpio i2c dialout",
-         "-p", "BindReadOnlyPaths=/etc/systest/cpuinfo:/proc/cpuinfo",
+         "-p", "BindReadOnlyPaths=/run/gpio-sim/cpuinfo:/proc/cpuinfo",
          "-p", f"WorkingDirectory={work}",
          "--setenv=GPIOZERO_PIN_FACTORY=lgpio", "--setenv=PYTHONUNBUFFERED=1",
          "--setenv=PYTHONDONTWRITEBYTECODE=1", "--setenv=PYTHONFAULTHANDLER=1",
