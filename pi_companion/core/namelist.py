@@ -1,6 +1,7 @@
 """Tonight's names: the names the table has used, newest first, for MENU > Players to offer.
 
-The list only grows by names that are valid player names (core/names.py), holds each name
+A table's names go in in seat order (a rename puts the whole table in front again), so the
+names of the last table before this one come next to each other. The list only grows by names that are valid player names (core/names.py), holds each name
 once (names that differ only in case are one name; the newest spelling is kept), keeps the
 order a set of names was given in (seat 1 first), and keeps at most `KEPT` names: the oldest
 fall off the end. Pure: the box keeps the list on its disk, the game log's header carries it.
@@ -30,10 +31,12 @@ def grown(known: Iterable[Any], names: Iterable[Any], kept: int = KEPT) -> tuple
     return tuple(out[:kept])
 
 
-def tonight_set(known: tuple[str, ...], n: int) -> tuple[str, ...]:
-    """The `n` names MENU > Players offers from tonight's list: its first `n`, then `P`-numbers
-    not taken for the seats the list does not fill (empty if the list is)."""
-    names = list(known[:n])
+def tonight_set(known: tuple[str, ...], n: int, at_table: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The `n` names MENU > Players offers from tonight's list: its first `n` that are not at
+    the table (those are offered already), then `P`-numbers not taken for the seats the list
+    does not fill; empty if the list has no such name."""
+    sitting = {x.casefold() for x in at_table}
+    names = [x for x in known if x.casefold() not in sitting][:n]
     if not names:
         return ()
     taken = {x.casefold() for x in names}

@@ -20,7 +20,7 @@ def name_sets(players: tuple[str, ...], n: int, tonight: tuple[str, ...] = ()
     for i in range(len(kept), n):
         kept.append(next(f"P{j}" for j in range(i + 1, 99) if f"P{j}" not in kept))
     sets = (("keep", tuple(kept)), ("numbers", tuple(f"P{i + 1}" for i in range(n))),
-            ("tonight", tonight_set(tonight, n)), ("list", NAME_LIST[:n]))
+            ("tonight", tonight_set(tonight, n, players)), ("list", NAME_LIST[:n]))
     seen: list[tuple[str, tuple[str, ...]]] = []
     for key, names in sets:
         if names and all(names != other for _, other in seen):

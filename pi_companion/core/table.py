@@ -379,7 +379,7 @@ class Tabletop:
                                   entry.games_played), label
             return renamed(entry), label
         self.players = players
-        self.tonight = grown(self.tonight, (name,))
+        self.tonight = grown(self.tonight, players)
         self.table = renamed(self.table)
         self.undo_stack = [renamed_step(u) for u in self.undo_stack]
         self._effects.append(Request("rename"))
