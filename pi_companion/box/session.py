@@ -281,6 +281,8 @@ class Session:
         if req.name == "restore":
             self._restore()
             self.leds.show(self.engine.lit())
+        if req.name == "evening" and self.store is not None:   # after the finished games handed
+            self.store.end_evening()
         if req.name == "rename":       # a new game keeps the names the host gave
             self.config = replace(self.config, players=self.engine.players)
             self._keep_names()

@@ -10,16 +10,17 @@ from .frozen import lazy_frozen, replace
 
 CARD_LINES = 5          # lines of a text card on screen at once
 # Entries that ask a second YES, so no slip of a child's finger throws a game away.
-CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?",
+CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?", "evening": "End evening?",
            "names": "New players?"}      # MENU > Players: names:N:set (a new game with them)
 # Entries a second short YES does not act on: YES held (its long press, 1 s) does it.
 HOLD = {"shutdown": "hold YES: off"}
 PLAY_AGAIN = (("new", "Play again?"),)
 # The box's own entries, after the game's: Shut down three detents from Change game, and a
-# held YES besides (`HOLD`); Show on TV / phone stays last, one detent back from the top.
+# held YES besides (`HOLD`); Players and Show on TV / phone stay last (two and one detents
+# back from the top).
 BOX_ENTRIES = (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
-               ("close", "Back to game"), ("players", "Players"), ("shutdown", "Shut down"),
-               ("web", "Show on TV / phone"))      # YES at game over: this, waiting for its second YES
+               ("close", "Back to game"), ("evening", "End evening"), ("shutdown", "Shut down"),
+               ("players", "Players"), ("web", "Show on TV / phone"))      # YES at game over: this, waiting for its second YES
 
 
 

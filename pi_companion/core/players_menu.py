@@ -6,11 +6,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from .game import Game, players_problem
 from .menu import Menu
+from .names import name_problem
 from .namelist import tonight_set
 
 # The short list of names MENU > Players offers besides P1..P8 and the names at the table.
 NAME_LIST = ("Red", "Blue", "Green", "Yellow", "Purple", "Orange", "Pink", "White")
+
+
+def names_problem(names: Any, rules: Game | None = None) -> str | None:
+    """Why `names` cannot be the players (None: they can): each a valid name (core/names.py),
+    no two alike, and as many as `rules` (the game in play) takes."""
+    if not isinstance(names, (list, tuple)) or not names:
+        return "players must be a list of names"
+    for name in names:
+        problem = name_problem(name)
+        if problem is not None:
+            return problem
+    stripped = [n.strip() for n in names]
+    if len(set(stripped)) != len(stripped):
+        return "two players have the same name"
+    return None if rules is None else players_problem(rules, len(names))
 
 
 def name_sets(players: tuple[str, ...], n: int, tonight: tuple[str, ...] = ()

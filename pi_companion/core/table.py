@@ -22,25 +22,11 @@ from .menu import BOX_ENTRIES, CONFIRM, HOLD, PLAY_AGAIN, Menu
 from .names import name_problem
 from .namelist import grown
 from .players_menu import name_sets, players_menu
+from .players_menu import names_problem as names_problem   # the hub checks names with it
 from .records import SEATS
 from .colours import DEFAULT_COLOURS
 from .tunes import DEFAULT_TUNES, buzz_sound
 
-
-
-def names_problem(names: Any, rules: Game | None = None) -> str | None:
-    """Why `names` cannot be the players (None: they can): each a valid name (core/names.py),
-    no two alike, and as many as `rules` (the game in play) takes."""
-    if not isinstance(names, (list, tuple)) or not names:
-        return "players must be a list of names"
-    for name in names:
-        problem = name_problem(name)
-        if problem is not None:
-            return problem
-    stripped = [n.strip() for n in names]
-    if len(set(stripped)) != len(stripped):
-        return "two players have the same name"
-    return None if rules is None else players_problem(rules, len(names))
 
 
 @dataclass(frozen=True)
@@ -67,7 +53,8 @@ class GameBefore:
 
 UndoStep = tuple["Table | GameBefore", str]
 # The host's remote: what it may send (hub.py checks each one's fields before it is queued).
-HOST_COMMANDS = ("yes", "no", "special", "undo", "new", "rename", "switch", "players", "dial", "menu")
+HOST_COMMANDS = ("yes", "no", "special", "undo", "new", "rename", "switch", "players", "dial", "menu",
+                 "end-evening")
 
 
 class Tabletop:
@@ -326,6 +313,8 @@ class Tabletop:
             self._step(Dial(cmd.t, 1 if cmd.delta > 0 else -1))
         elif cmd.command == "menu":          # one of the game's own menu entries (pause, the bank)
             self._game_menu(cmd.name, cmd.t)
+        elif cmd.command == "end-evening":   # the podium (gamelog/evening.py); not an undo step
+            self._end_evening()
         elif cmd.command == "wifi":          # a log from before hotspot records: it came up
             self.menu = Menu((), qr="wifi")
         else:
@@ -413,6 +402,13 @@ class Tabletop:
         items += BOX_ENTRIES
         self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
 
+    def _end_evening(self) -> None:
+        """MENU > End evening or the host's `end-evening`: the box closes tonight's standings
+        (the games over so far) and the big screen shows the podium. Undo does not reopen it."""
+        self.menu = None
+        self.notice = "Evening ended: podium on TV"
+        self._effects.append(Request("evening"))
+
     def _menu_held(self, key: str) -> None:
         """YES held on an entry that asks for it (`HOLD`): Shut down."""
         self.menu = None
@@ -462,6 +458,8 @@ class Tabletop:
             self._effects.append(Request("switch", key.removeprefix("switch:")))
         elif key == "close":
             self.menu = None
+        elif key == "evening":
+            self._end_evening()
         elif key == "players" or key.startswith("players:"):
             self.menu = players_menu(key, self.rules, self.players, self.seats, self.tonight)
         elif key.startswith("names:"):

@@ -48,6 +48,7 @@ def game_summary(path: Path) -> dict[str, Any] | None:
         summary = {"file": path.name, "game": view["title"],
                    "date": time.strftime("%Y-%m-%d %H:%M", time.localtime(stat.st_mtime)),
                    "over": view["over"], "winners": view["winners"], "score_label": view["score_label"],
+                   "score_wins": view["score_wins"],
                    "players": [(p["name"], p["score"]) for p in view["players"]],
                    "buzzes": list((at_end if finished else buzzes).values())}
     except Exception:                          # a log we cannot fold is skipped, never fatal
@@ -91,7 +92,8 @@ def margin_text(ms: float | None) -> str:
     return "-" if ms is None else f"{ms:.1f} ms"
 
 
-def history_page(state_dir: Path) -> str:
+def history_page(state_dir: Path, evenings: str = "") -> str:
+    """The page; `evenings`: the evenings' section (web/evening.py), above the games."""
     games, totals = history(state_dir)
     e = html.escape
     rows = []
@@ -110,6 +112,7 @@ def history_page(state_dir: Path) -> str:
 <body class="history">
 <h1>Finished games</h1><p><a href="/">Scoreboard</a></p><p id="removal" class="result" role="status"></p>
 <div id="history-body">
+{evenings}
 <h2>Per player</h2><table id="totals"><tr><th>Player</th><th>Games</th><th>Won</th><th>Buzzes won</th>
 <th>Median margin</th></tr>{''.join(total_rows)}</table>
 <h2>Games</h2><table id="games"><tr><th>When</th><th>Game</th><th>Scores</th><th>Winners</th><th></th></tr>{''.join(rows)}</table>

@@ -119,6 +119,7 @@
     send(cmd, b.dataset.cmd === "dial" ? $("#game-result") : $("#result"));
   }));
   confirmed($("#new"), () => send({ cmd: "new" }, $("#new-result")));
+  confirmed($("#end-evening"), () => send({ cmd: "end-evening" }, $("#evening-result")));
 
   // ---- the game's own menu entries (Pause beats, Brain tokens, ...), as the box's menu has them ----
   let entriesDrawn = "";
