@@ -17,7 +17,7 @@
     section.setAttribute("aria-label", "Tonight");
     board.prepend(section);
   }
-  const MEDAL = ["\u{1F947}", "\u{1F948}", "\u{1F949}"];
+  const MEDAL = ["1st", "2nd", "3rd"];     // words on a gold, silver, bronze disc (no emoji font needed)
   const POLL_MS = 2000;          // a finished game reaches history/ just after its game over
   let mode = page ? "page" : "", timer = null, last = "";
 
@@ -29,7 +29,7 @@
   }
 
   function perGame(row) {
-    return Object.entries(row.per_game).map(([game, g]) => game + " " + g.wins + "/" + g.played).join(" \u00b7 ");
+    return Object.entries(row.per_game).map(([game, g]) => game + ": won " + g.wins + " of " + g.played).join(" \u00b7 ");
   }
 
   function table(ev) {
@@ -42,7 +42,10 @@
       tr.dataset.rank = String(r.rank);
       const who = el("td", "who");
       who.append(el("span", "name", r.name), el("span", "games", perGame(r)));
-      tr.append(el("td", "rank", r.rank <= 3 && r.wins + r.places[1] + r.places[2] > 0 ? MEDAL[r.rank - 1] : String(r.rank)),
+      const medal = r.rank <= 3 && r.wins + r.places[1] + r.places[2] > 0;
+      const rank = el("td", "rank");
+      rank.append(el("span", medal ? "medal medal-" + r.rank : "", String(r.rank)));
+      tr.append(rank,
                 who, el("td", "num wins", String(r.wins)), el("td", "num", String(r.places[1])),
                 el("td", "num", String(r.places[2])), el("td", "num", String(r.played)));
       t.append(tr);
@@ -55,7 +58,7 @@
     for (const place of [2, 1, 3]) {               // silver, gold, bronze: the winner in the middle
       const li = el("li", "step step-" + place);
       const names = ev.podium.filter((r) => r.rank === place);
-      li.append(el("span", "medal", MEDAL[place - 1]));
+      li.append(el("span", "medal medal-" + place, MEDAL[place - 1]));
       li.append(el("span", "names", names.map((r) => r.name).join(" & ") || "\u2013"));
       li.append(el("span", "record", names.length ? names[0].wins + (names[0].wins === 1 ? " win" : " wins") : ""));
       li.hidden = !names.length && place !== 1;
