@@ -18,7 +18,7 @@ from ..gamelog.evening import evenings
 from ..gamelog.history import history_number
 from .history import game_summary
 
-MEDALS = ("\U0001f947", "\U0001f948", "\U0001f949")      # gold, silver, bronze
+PLACES = ("1st", "2nd", "3rd")     # words: a TV's browser may have no emoji font
 
 
 def results(folder: Path, first: int, last: int | None) -> list[dict[str, Any]]:
@@ -60,7 +60,7 @@ def evenings_section(state_dir: Path) -> str:
         view = one_evening(folder, span)
         if not view["games"]:
             continue
-        podium = " ".join(f"{MEDALS[r['rank'] - 1]} {e(r['name'])} ({r['wins']})" for r in view["podium"])
+        podium = ", ".join(f"{PLACES[r['rank'] - 1]} {e(r['name'])} ({r['wins']})" for r in view["podium"])
         when = "tonight so far" if not view["ended"] else "ended"
         rows.append(f'<tr data-evening="{view["n"]}"><td>Evening {view["n"]} ({when})</td>'
                     f'<td>{view["games"]}</td><td>{podium or "-"}</td></tr>')
