@@ -110,6 +110,14 @@ def test_two_finished_games_are_tonights_standings_across_a_power_cut(tmp_path):
     daemon = Daemon(tmp_path)
     web, base = start_web(state, state / "hub.sock")
     try:
+        second_and_third_boots(daemon, tmp_path, state, base)
+    finally:
+        stop_web(web, 10)
+
+
+def second_and_third_boots(daemon: Daemon, tmp_path: Path, state: Path, base: str) -> None:
+    """After the cut: the standings, End evening from the host, another cut, the podium."""
+    try:
         view = get(base, "/api/evening")
         assert view["last"] is None and view["open"]["games"] == 2
         grab = "Grab Bag"
@@ -129,7 +137,7 @@ def test_two_finished_games_are_tonights_standings_across_a_power_cut(tmp_path):
         assert view["open"]["games"] == 0 and view["last"]["ended"] and view["last"]["games"] == 2
         assert [(r["name"], r["rank"]) for r in view["last"]["podium"]] == [("Ben", 1), ("Cy", 1), ("Ada", 3)]
         page = get(base, "/history")
-        assert "Evening 1 (ended)" in page and "Ben (1)" in page
+        assert "Evening 1 (ended)" in page and "1st Ben (1)" in page
         daemon.tap("YES")
         daemon.tap("YES")                                # the next game starts the next evening
         until(lambda: not daemon.report()["over"], 10, "no new game")
@@ -138,4 +146,3 @@ def test_two_finished_games_are_tonights_standings_across_a_power_cut(tmp_path):
         assert get(base, "/api/evening")["open"]["rows"][0]["name"] == "Ada"
     finally:
         daemon.kill()
-        stop_web(web, 10)
