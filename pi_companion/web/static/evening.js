@@ -70,7 +70,8 @@
   function count(n) { return n + (n === 1 ? " game" : " games"); }
 
   function draw(view) {
-    const tonight = view.open && view.open.games ? view.open : null;
+    // On the board, standings from the second game on: after one game the winners' moment says it all.
+    const tonight = view.open && view.open.games >= (page ? 1 : 2) ? view.open : null;
     const ended = view.last && view.last.games ? view.last : null;
     // The podium when the evening has just ended (or on /evening, when tonight has no game yet).
     const showPodium = mode === "podium" ? !!ended : mode === "page" ? !tonight && !!ended : false;
