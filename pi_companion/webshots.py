@@ -24,6 +24,7 @@ from typing import Any
 from PIL import Image
 
 from .box import Wake
+from .core.events import HostCommand
 from .pictures import write_if_changed
 from .web import headless
 from .web.live import Live, live_box
@@ -367,6 +368,61 @@ def view_shots(out: Path) -> list[Path]:
     return written
 
 
+# ---- the evening's standings and podium (web/static/evening.js) ----
+
+TONIGHT = (("P2", "P2"), ("P3", "P1"), ("P2", "P3"))    # who is judged right, game by game
+
+
+def tonight(live: Live, shoot: Shoot, end: Callable[[], None] | None = None) -> None:
+    """Three games of Grab Bag (Ben wins, Cy and Ada tie, Ben and Cy tie): the standings on the
+    board after the third, then the host ends the evening (`end`, else the host's command put
+    on the box's queue): the podium."""
+    box = live.box
+    for i, game in enumerate(TONIGHT):
+        if i:
+            live.new_game()
+            # The new game reads the pins as it starts (a button already down is ignored until
+            # released): press nothing until it has, so no press races that read.
+            live.until(lambda: box.queue.empty() and not box.stale, timeout=30)
+            time.sleep(0.3)
+        for seat in game:
+            # One press and its YES, each waited for as long as a loaded machine needs.
+            pin = live.pin(seat)
+            pin.drive_low()
+            live.until(lambda: box.engine.table.judging, timeout=30)
+            pin.drive_high()
+            time.sleep(0.1)
+            live.tap("YES")
+            live.until(lambda: not box.engine.table.judging, timeout=30)
+        live.until(lambda: box.engine.rules.is_over(box.engine.game), timeout=30)
+    box.store.wait()
+    shoot("standings")
+    (end or (lambda: box.put_host_command(HostCommand(0.0, "end-evening"))))()
+    live.until(lambda: (live.state / "history" / "evening-000001.json").exists(), timeout=10)
+    shoot("podium")
+
+
+def evening_view_shown(driver: Any, view: str, games: int) -> None:
+    """Wait until the board shows the evening's `view` ("standings", "podium") of `games`."""
+    words = f"Tonight: {games} games" if view == "standings" else f"{games} games played"
+    headless.wait(driver, lambda d: d.find_element("id", "evening").get_attribute("data-view") == view
+                  and words in d.find_element("id", "evening").text, timeout=10)
+
+
+def tonight_shots(out: Path, state: Path) -> list[Path]:
+    """The board with tonight's standings and with its podium, at every size."""
+    written: list[Path] = []
+    with live_box(state, "grab-bag", {"cards": 2, "variant": "all-seekers"}) as live, \
+            headless.chromium(*SCREENS["tv"]) as driver:
+        _open(driver, live.base, "/", SCREENS["tv"])
+
+        def shoot(view: str) -> None:
+            evening_view_shown(driver, view, len(TONIGHT))
+            written.extend(moment_pictures(live, driver, out, f"web-evening-{view}"))
+        tonight(live, shoot)
+    return written
+
+
 def save(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -376,6 +432,8 @@ def save(out: Path) -> list[Path]:
     with tempfile.TemporaryDirectory() as state:
         written += host_and_history(out, Path(state))
     written += view_shots(out)
+    with tempfile.TemporaryDirectory() as state:
+        written += tonight_shots(out, Path(state))
     for old in set(out.glob("web-*.png")) - set(written):      # a moment no evening shows any more
         old.unlink()
     return written

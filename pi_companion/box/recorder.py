@@ -34,6 +34,8 @@ class Recorder:
             header = {"game": e.rules.name, "players": list(e.players), "options": e.options, "seed": e.seed}
             if e.seats < SEATS:             # a box with fewer player buttons: MENU > Players knows
                 header["seats"] = e.seats
+            if e.tonight:                   # MENU > Players offers tonight's names
+                header["names"] = list(e.tonight)
             if e.hotspot is not None:       # the box's own Wi-Fi is up as the game starts
                 header["hotspot"] = to_record(HotspotState(0.0, *e.hotspot))["hotspot"]
             self.store.start(header)

@@ -27,7 +27,9 @@ from ..core.table import GameBefore
 from ..games import registry
 from ..hw.inputs import BUTTON_NAMES, LEVEL_NAMES, reading_levels
 from ..hw.outputs import Leds
+from ..core.namelist import grown
 from ..gamelog import Damaged, GameLog, open_log
+from ..gamelog.names import load_names, save_names
 from .clock import game_time
 
 log = logging.getLogger(__name__)
@@ -146,14 +148,28 @@ class Session:
     def _use(self, engine: Engine) -> None:
         """Install a new game's engine: its clock starts now, and so does its log. The box's
         own Wi-Fi carries over from the game before (its header says so)."""
-        if getattr(self, "engine", None) is not None:
-            engine.hotspot = self.engine.hotspot
+        before = getattr(self, "engine", None)
+        if before is not None:
+            engine.hotspot = before.hotspot
+        # Tonight's names carry over from the game before, or from the disk for the first game.
+        engine.tonight = grown(before.tonight if before is not None else self._kept_names(),
+                               engine.players)
         engine.tunes, engine.colours = self.config.tunes, self.config.colours
         self.engine = engine
         self.t0 = self.factory.ticks()
         self.tick_offset = 0.0
         self.logged_clock = engine.clock
         self._start_log()
+        self._keep_names()
+
+    def _kept_names(self) -> tuple[str, ...]:
+        return load_names(self.store.dir) if self.store is not None else ()
+
+    def _keep_names(self) -> None:
+        """Tonight's names on the disk, when the engine's list is not what was last kept there."""
+        if self.store is not None and self.engine.tonight != getattr(self, "_names_kept", None):
+            self._names_kept = self.engine.tonight
+            save_names(self.store.dir, self.engine.tonight)
 
     def _resume(self) -> bool:
         """Fold the logged game in progress back into an engine while reading it (no list of
@@ -179,6 +195,7 @@ class Session:
         self.logged_clock = engine.clock
         self.t0 = self.factory.ticks() - engine.clock   # our clock carries on from the log's
         self.resumed_records = reader.count
+        self._keep_names()
         if reader.damage is not None:
             engine.notice = f"recovered to {game_time(engine.clock)}"
         log.info("resumed %s after %d logged inputs", engine.rules.name, reader.count)
@@ -264,8 +281,11 @@ class Session:
         if req.name == "restore":
             self._restore()
             self.leds.show(self.engine.lit())
+        if req.name == "evening" and self.store is not None:   # after the finished games handed
+            self.store.end_evening()
         if req.name == "rename":       # a new game keeps the names the host gave
             self.config = replace(self.config, players=self.engine.players)
+            self._keep_names()
         if req.name == "players":      # checked by the table (core/table.py: names_problem)
             self.config = replace(self.config, players=tuple(json.loads(req.arg)))
         before = self.config

@@ -1,4 +1,8 @@
-"""The on-box menu: a list walked with the encoder, YES to choose, NO or MENU to leave."""
+"""The on-box menu: a list walked with the encoder, YES to choose, NO or MENU to leave.
+
+Shut down stands three detents from Change game and acts only on a held YES (`HOLD`): one
+detent too many and two quick YES presses, a slip a child's finger makes, never power the box
+off."""
 from __future__ import annotations
 
 from .frozen import lazy_frozen, replace
@@ -6,9 +10,27 @@ from .frozen import lazy_frozen, replace
 
 CARD_LINES = 5          # lines of a text card on screen at once
 # Entries that ask a second YES, so no slip of a child's finger throws a game away.
-CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?",
+CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?", "evening": "End evening?",
            "names": "New players?"}      # MENU > Players: names:N:set (a new game with them)
-PLAY_AGAIN = (("new", "Play again?"),)      # YES at game over: this, waiting for its second YES
+# Entries a second short YES does not act on: YES held (its long press, 1 s) does it.
+HOLD = {"shutdown": "hold YES: off"}
+PLAY_AGAIN = (("new", "Play again?"),)
+# The box's own entries, after the game's: Shut down three detents from Change game, and a
+# held YES besides (`HOLD`); Players and Show on TV / phone stay last (two and one detents
+# back from the top).
+BOX_ENTRIES = (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
+               ("close", "Back to game"), ("evening", "End evening"), ("shutdown", "Shut down"),
+               ("players", "Players"), ("web", "Show on TV / phone"))      # YES at game over: this, waiting for its second YES
+
+
+
+
+def confirm_lines(menu: "Menu") -> tuple[str, str]:
+    """The question a confirmation asks and how to say yes to it (the OLED's two lines)."""
+    if menu.items == PLAY_AGAIN:
+        return menu.items[0][1], "YES again: yes"
+    key = menu.confirm.split(":")[0]
+    return CONFIRM.get(key, "Sure?"), HOLD.get(key, "YES again: yes")
 
 
 @lazy_frozen        # made when a menu first opens, not on the way to READY (core/frozen.py)

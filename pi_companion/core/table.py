@@ -18,29 +18,15 @@ from .events import (Action, BuzzOrder, Dial, Effect, HostCommand, HotspotState,
                      PlayerPress, Request, Sound, Undone, Verdict)
 from .frozen import lazy_frozen, replace
 from .game import Catalogue, Game, players_problem, players_range
-from .menu import CONFIRM, PLAY_AGAIN, Menu
+from .menu import BOX_ENTRIES, CONFIRM, HOLD, PLAY_AGAIN, Menu
 from .names import name_problem
+from .namelist import grown
+from .players_menu import name_sets, players_menu
+from .players_menu import names_problem as names_problem   # the hub checks names with it
 from .records import SEATS
 from .colours import DEFAULT_COLOURS
 from .tunes import DEFAULT_TUNES, buzz_sound
 
-# The short list of names MENU > Players offers besides P1..P8 and the names at the table.
-NAME_LIST = ("Red", "Blue", "Green", "Yellow", "Purple", "Orange", "Pink", "White")
-
-
-def names_problem(names: Any, rules: Game | None = None) -> str | None:
-    """Why `names` cannot be the players (None: they can): each a valid name (core/names.py),
-    no two alike, and as many as `rules` (the game in play) takes."""
-    if not isinstance(names, (list, tuple)) or not names:
-        return "players must be a list of names"
-    for name in names:
-        problem = name_problem(name)
-        if problem is not None:
-            return problem
-    stripped = [n.strip() for n in names]
-    if len(set(stripped)) != len(stripped):
-        return "two players have the same name"
-    return None if rules is None else players_problem(rules, len(names))
 
 
 @dataclass(frozen=True)
@@ -68,7 +54,7 @@ class GameBefore:
 UndoStep = tuple["Table | GameBefore", str]
 # The host's remote: what it may send (hub.py checks each one's fields before it is queued).
 HOST_COMMANDS = ("yes", "no", "special", "undo", "new", "rename", "switch", "players", "dial", "menu",
-                 "press", "hold")
+                 "press", "hold", "end-evening")
 
 
 class Tabletop:
@@ -97,6 +83,9 @@ class Tabletop:
         self.hotspot: tuple[str, str] | None = None     # (ssid, address) while the box's own Wi-Fi is up
         self.shutdown_requested = False
         self.games_played = 0
+        # Tonight's names, newest first (core/namelist.py): the header's, grown by every rename
+        # and Players, so a fold offers what the live menu offered.
+        self.tonight: tuple[str, ...] = ()
         self.presses = 0                                  # debounced player presses seen
         self._effects: list[Effect] = []
 
@@ -159,6 +148,9 @@ class Tabletop:
         elif button == "NO":
             self.menu = None
             self._undo()
+        elif button == "YES" and self.menu is not None:
+            if self.menu.selected in HOLD and not (self.menu.card or self.menu.qr):
+                self._menu_held(self.menu.selected)
         elif button == "YES":
             self._judge("special", t)
         elif button == "MENU":
@@ -331,6 +323,8 @@ class Tabletop:
             self._game_menu(cmd.name, cmd.t)
         elif cmd.command in ("press", "hold"):   # a player's button, on their behalf
             self._on_behalf(cmd.command, cmd.player, cmd.t)
+        elif cmd.command == "end-evening":   # the podium (gamelog/evening.py); not an undo step
+            self._end_evening()
         elif cmd.command == "wifi":          # a log from before hotspot records: it came up
             self.menu = Menu((), qr="wifi")
         else:
@@ -398,6 +392,7 @@ class Tabletop:
                                   entry.games_played), label
             return renamed(entry), label
         self.players = players
+        self.tonight = grown(self.tonight, players)
         self.table = renamed(self.table)
         self.undo_stack = [renamed_step(u) for u in self.undo_stack]
         self._effects.append(Request("rename"))
@@ -414,33 +409,10 @@ class Tabletop:
             self.notice = f"Players refused: {problem}"[:60]
             return
         self.menu = None
+        self.tonight = grown(self.tonight, names)
         self._before_new("Players")
         self.notice = f"New game: {len(names)} players"
         self._effects.append(Request("players", json.dumps([n.strip() for n in names])))
-
-    def _name_sets(self, n: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """What MENU > Players offers for `n` players: the names at the table (P-numbers for new
-        seats), P1..Pn, and the short list."""
-        kept = list(self.players[:n])
-        for i in range(len(kept), n):
-            kept.append(next(f"P{j}" for j in range(i + 1, 99) if f"P{j}" not in kept))
-        sets = (("keep", tuple(kept)), ("numbers", tuple(f"P{i + 1}" for i in range(n))),
-                ("list", NAME_LIST[:n]))
-        seen: list[tuple[str, tuple[str, ...]]] = []
-        for key, names in sets:
-            if all(names != other for _, other in seen):
-                seen.append((key, names))
-        return tuple(seen)
-
-    def _players_menu(self, key: str, menu: Menu) -> Menu:
-        """MENU > Players: first how many (the dial, within the game's range), then whose names."""
-        if key == "players":
-            counts = range(self.rules.min_players, min(self.rules.max_players, self.seats) + 1)
-            return Menu(tuple((f"players:{n}", f"{n} players") for n in counts),
-                        cursor=max(0, min(len(self.players), self.rules.max_players) - self.rules.min_players))
-        n = int(key.split(":")[1])
-        return Menu(tuple((f"names:{n}:{k}", ", ".join(names) if len(", ".join(names)) <= 20
-                           else f"{names[0]}..{names[-1]}") for k, names in self._name_sets(n)))
 
     # ---- the menu ----
 
@@ -451,10 +423,21 @@ class Tabletop:
         items = self.rules.menu_items(self.game)
         if self.rules.rules_card():
             items += (("rules", "Rules card"),)
-        items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
-                  ("shutdown", "Shut down"), ("close", "Back to game"), ("players", "Players"),
-                  ("web", "Show on TV / phone"))
+        items += BOX_ENTRIES
         self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
+
+    def _end_evening(self) -> None:
+        """MENU > End evening or the host's `end-evening`: the box closes tonight's standings
+        (the games over so far) and the big screen shows the podium. Undo does not reopen it."""
+        self.menu = None
+        self.notice = "Evening ended: podium on TV"
+        self._effects.append(Request("evening"))
+
+    def _menu_held(self, key: str) -> None:
+        """YES held on an entry that asks for it (`HOLD`): Shut down."""
+        self.menu = None
+        self.shutdown_requested = True     # as for a held MENU: the report says what the box did
+        self._effects.append(Request(key))
 
     def _menu_button(self, button: str, t: float) -> None:
         menu = self.menu
@@ -468,6 +451,9 @@ class Tabletop:
         key = menu.selected
         if key in menu.disabled or key in self.rules.menu_disabled(self.game):
             return                      # greyed: it keeps its place and does nothing now
+        if key in HOLD:
+            self.menu = replace(menu, confirm=key)     # it asks for YES held; a short YES waits
+            return
         if (key in CONFIRM or key.startswith("names:")) and menu.confirm != key:
             self.menu = replace(menu, confirm=key)     # a second YES, so no slip ends the game
             return
@@ -494,17 +480,15 @@ class Tabletop:
             self.menu = None
             self._before_new("Change game")
             self._effects.append(Request("switch", key.removeprefix("switch:")))
-        elif key == "shutdown":
-            self.menu = None
-            self.shutdown_requested = True     # as for a held MENU: the report says what the box did
-            self._effects.append(Request(key))
         elif key == "close":
             self.menu = None
+        elif key == "evening":
+            self._end_evening()
         elif key == "players" or key.startswith("players:"):
-            self.menu = self._players_menu(key, menu)
+            self.menu = players_menu(key, self.rules, self.players, self.seats, self.tonight)
         elif key.startswith("names:"):
             _, count, which = key.split(":")
-            self._set_players(dict(self._name_sets(int(count))).get(which))
+            self._set_players(dict(name_sets(self.players, int(count), self.tonight)).get(which))
         elif key == "web":
             # On the box's own hotspot a phone joins its Wi-Fi first.
             wifi = (("web:wifi", "Join box Wi-Fi"),) if self.hotspot is not None else ()

@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 from .durable import atomic_write, copy_synced, reason, sync_dir, write_all, write_synced
 from .format import VERSION, Damaged, encode
+from .evening import end_evening
 from .history import History
 from .reader import Reader, open_log
 
@@ -192,6 +193,11 @@ class GameLog:
         `wait` for the returned number and the copy is there."""
         return self._put("finished", over)
 
+    def end_evening(self) -> int:
+        """The host ended the evening: once every finished game handed before is in history/,
+        the writer closes the open evening there (gamelog/evening.py). Counted like a record."""
+        return self._put("evening", None)
+
     def forget(self, name: str) -> str | None:
         """The host removes the finished game `name` (a plain file name in history/) from the
         list: it moves to removed/ (the newest REMOVED_KEEP kept there; moving one back restores
@@ -266,9 +272,12 @@ class GameLog:
                 upto = self.seq
             ok = True
             finished: bool | None = None
+            evening = False
             for kind, data in batch:
                 if kind == "finished":
                     finished = data
+                elif kind == "evening":
+                    evening = True
                 elif kind == "start":
                     finished = None             # the game it was about moved on
                     if (self._backlog or self._header is not None) and ok:
@@ -283,6 +292,8 @@ class GameLog:
             ok = self._write()
             if finished is not None and ok and self._on_disk:
                 self._history.copy_finished(finished, self._size, self._atomic)
+            if evening:
+                log.info("%s", end_evening(self._history, self._atomic))
             cleared = False
             with self._cond:
                 if ok:

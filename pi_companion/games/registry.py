@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from ..core.debounce import DEBOUNCE_S
 from ..core.engine import Engine
 from ..core.game import Game, players_problem
+from ..core.namelist import grown
 from ..core.records import header_seats, hotspot_state
 
 # contract name -> the module of its rules here and of its screen in ui/, in menu order
@@ -62,7 +63,7 @@ def new_engine(game: str | Game, players: tuple[str, ...], options: Mapping[str,
 def engine_for(header: dict[str, Any], *, debounce_s: float = DEBOUNCE_S) -> Engine:
     """The engine a game log's header starts: its game, players, options, seed, the box's
     player buttons (`seats`) and, if the box's own Wi-Fi was up as the game started, that
-    (`hotspot`). ValueError or LookupError, with a one-line reason, for a header that is not one."""
+    (`hotspot`) and tonight's names (`names`). ValueError or LookupError, with a one-line reason, for a header that is not one."""
     players, options = header.get("players"), header.get("options")
     if not isinstance(players, list) or not all(isinstance(p, str) and p for p in players) \
             or len(set(players)) != len(players) or not isinstance(options, dict):
@@ -73,6 +74,10 @@ def engine_for(header: dict[str, Any], *, debounce_s: float = DEBOUNCE_S) -> Eng
         raise ValueError(f"header: {problem}")
     engine = new_engine(rules, tuple(players), options, int(header["seed"]), debounce_s=debounce_s,
                         seats=header_seats(header))
+    names = header.get("names", [])
+    if not isinstance(names, list):
+        raise ValueError("header: names must be a list")
+    engine.tonight = grown((), names)
     hotspot = hotspot_state(0.0, header.get("hotspot"))
     engine.hotspot = (hotspot.ssid, hotspot.address) if hotspot.ssid else None
     return engine

@@ -8,7 +8,7 @@ from typing import Any
 from PIL import Image
 
 from . import canvas
-from ..core.menu import CARD_LINES, CONFIRM, PLAY_AGAIN
+from ..core.menu import CARD_LINES, confirm_lines
 from ..games import registry
 from .canvas import banner, centred, left, new_frame, top_banner
 
@@ -72,9 +72,9 @@ def draw_menu(draw: Any, menu: Any) -> None:
             left(draw, 1, 13 + i * 10, line, 9)
         return
     if menu.confirm:
-        question = menu.items[0][1] if menu.items == PLAY_AGAIN else CONFIRM.get(menu.confirm.split(":")[0], "Sure?")
+        question, how = confirm_lines(menu)
         centred(draw, 4, question, 14)
-        centred(draw, 26, "YES again: yes", 11)
+        centred(draw, 26, how, 11)
         centred(draw, 42, "NO: back", 11)
         return
     centred(draw, 0, menu.title, 10)

@@ -105,7 +105,8 @@ def score_words(game: dict[str, Any]) -> str:
     return f"{label} ({wins})"
 
 
-def history_page(state_dir: Path) -> str:
+def history_page(state_dir: Path, evenings: str = "") -> str:
+    """The page; `evenings`: the evenings' section (web/evening.py), above the games."""
     games, totals = history(state_dir)
     e = html.escape
     rows = []
@@ -127,6 +128,7 @@ def history_page(state_dir: Path) -> str:
 <body class="history">
 <h1>Finished games</h1><p><a href="/">Scoreboard</a> &middot; <a href="/host">Host remote</a></p><p id="removal" class="result" role="status"></p>
 <div id="history-body">
+{evenings}
 <h2>Per player</h2><table id="totals"><tr><th>Player</th><th>Games</th><th>Won</th><th>Buzzes won</th>
 <th>Median margin</th></tr>{''.join(total_rows)}</table>
 <h2>Games</h2><table id="games"><tr><th>When</th><th>Game</th><th>Scores</th><th>Winners</th><th></th></tr>{''.join(rows)}</table>

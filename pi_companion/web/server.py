@@ -42,7 +42,7 @@ PAGE_BEAT_S = 1.0                # a line to each browser at least this often (b
 NOT_HOST = protocol.NOT_HOST
 PAGES = {"/": "index.html", "/host": "host.html"}
 STATIC = {"style.css": "text/css", "board.js": "text/javascript", "host.js": "text/javascript",
-          "history.js": "text/javascript"}
+          "history.js": "text/javascript", "evening.js": "text/javascript", "evening.css": "text/css"}
 
 
 class Buckets:
@@ -243,8 +243,18 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
 
     async def history(request: web.Request) -> web.Response:
         from .history import history_page
-        text = await asyncio.get_running_loop().run_in_executor(None, history_page, Path(state_dir))
+        from .evening import evenings_section
+        text = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: history_page(Path(state_dir), evenings_section(Path(state_dir))))
         return web.Response(text=text, content_type="text/html")
+
+    async def evening(request: web.Request) -> web.Response:
+        from .evening import evening_view
+        view = await asyncio.get_running_loop().run_in_executor(None, evening_view, Path(state_dir))
+        return web.json_response(view)
+
+    async def evening_page(request: web.Request) -> web.Response:
+        return web.Response(text=_static("evening.html"), content_type="text/html")
 
     async def start_link(app: web.Application) -> Any:
         task = asyncio.ensure_future(link.run())
@@ -272,6 +282,8 @@ def make_app(link: HubLink, state_dir: str | Path, hosts: tuple[str, ...] = (),
     app.router.add_get("/ws", ws_handler)
     app.router.add_post("/api/command", command)
     app.router.add_get("/history", history)
+    app.router.add_get("/evening", evening_page)
+    app.router.add_get("/api/evening", evening)
     app.router.add_get("/api/games", games)
     app.router.add_get("/api/join", join)
     app.router.add_get("/join.svg", join_svg)

@@ -10,7 +10,7 @@ from typing import Any
 
 from pi_companion.config import Config
 from pi_companion.core.engine import Engine
-from pi_companion.core.records import from_record, header_seats
+from pi_companion.core.records import from_record
 from pi_companion.gamelog import GameLog
 from pi_companion.games import registry
 
@@ -50,9 +50,7 @@ def fold(store: GameLog) -> Engine:
     loaded = store.load()
     assert loaded is not None
     header, records = loaded
-    engine = registry.new_engine(header["game"], tuple(header["players"]), header["options"],
-                                 int(header["seed"]), debounce_s=DEBOUNCE_S,
-                                 seats=header_seats(header))     # the box's player buttons
+    engine = registry.engine_for(header, debounce_s=DEBOUNCE_S)   # as the box's resume makes it
     for rec in records:
         event = from_record(rec)
         engine.advance(event) if isinstance(event, float) else engine.feed(event)

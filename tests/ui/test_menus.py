@@ -63,14 +63,31 @@ def test_the_same_keys_at_game_over_cannot_shut_the_box_down():
     assert engine.menu is not None and engine.menu.confirm == "" and engine.menu.selected == "switch"
 
 
-def test_shut_down_and_change_game_ask_for_a_second_yes():
+def hold(engine: Engine, button: str, t: float, s: float = 1.2) -> list:
+    engine.feed(Edge(t, button, True))
+    effects = engine.advance(t + s)
+    return effects + engine.feed(Edge(t + s + 0.05, button, False))
+
+
+def test_shut_down_is_far_from_change_game_and_only_a_held_yes_powers_off(text_boxes):
     engine = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
     tap(engine, "MENU", 1.0)
     keys = [k for k, _ in engine.menu.items]
+    assert keys.index("shutdown") - keys.index("switch") >= 3
     for i in range(keys.index("shutdown")):
         engine.feed(Turn(1.1 + i * 0.01, 1))
+    assert engine.menu.selected == "shutdown"
     assert tap(engine, "YES", 1.5) == [] and engine.menu.confirm == "shutdown"
-    assert Request("shutdown") in tap(engine, "YES", 1.7)
+    render(engine)
+    assert "hold YES: off" in [text for text, _ in text_boxes]
+    assert tap(engine, "YES", 1.7) == [] and tap(engine, "YES", 1.9) == []    # short YESes: nothing
+    assert engine.menu is not None and not engine.shutdown_requested
+    assert Request("shutdown") in hold(engine, "YES", 2.5)
+    assert engine.shutdown_requested and engine.menu is None
+    engine = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
+    tap(engine, "MENU", 1.0)
+    assert Request("shutdown") not in hold(engine, "YES", 1.5)   # held YES on another entry
+    assert engine.menu is not None and not engine.shutdown_requested
     engine = Engine(registry.get("grab-bag"), ("Ada", "Ben", "Cy"), {}, 1)
     choose(engine, "switch", 2.0)                      # choose() gives both YES presses
     assert engine.menu.items[0][0].startswith("switch:")

@@ -271,7 +271,10 @@
   // finds that snapshot in window.latestSnapshot, and later ones through window.onSnapshot.
   function show(s) {
     window.latestSnapshot = s;
-    try { render(s); listen(s); } finally { if (window.onSnapshot) window.onSnapshot(s); }
+    try { render(s); listen(s); } finally {
+      if (window.onSnapshot) window.onSnapshot(s);
+      if (window.onEvening) window.onEvening(s);           // evening.js: standings, podium
+    }
   }
 
   let oldNotice = null;

@@ -119,6 +119,7 @@
     send(cmd, b.dataset.cmd === "dial" ? $("#game-result") : $("#result"));
   }));
   confirmed($("#new"), () => send({ cmd: "new" }, $("#new-result")));
+  confirmed($("#end-evening"), () => send({ cmd: "end-evening" }, $("#evening-result")));
 
   // ---- a player's button, pressed or held for them (a die roll, "who holds nothing?", a gate
   // claim): the box refuses a press that would be a buzz, which only the buttons decide ----
