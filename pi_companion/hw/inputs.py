@@ -84,7 +84,10 @@ class EdgeInput(DigitalInputDevice):  # type: ignore[misc]
     """A DigitalInputDevice that queues every edge with the pin factory's ticks.
 
     gpiozero's pin keeps only a weak reference to its handler, so we hook `_pin_changed`
-    (which the device registered itself) instead of setting `pin.when_changed`.
+    (which the device registered itself) instead of setting `pin.when_changed`. The edge goes
+    to the queue and nowhere else: gpiozero's own event bookkeeping (`when_activated`,
+    `active_time`, `wait_for_active`) is not kept, as nothing of the box reads it (it was a
+    third of a press edge's instructions); `value` and `is_active` read the pin as ever.
     """
 
     def __init__(self, name: str, pin: int, sink: Any, *,
@@ -97,8 +100,7 @@ class EdgeInput(DigitalInputDevice):  # type: ignore[misc]
         self.active_level = int(self._active_state)   # the pin state that reads active (pressed)
 
     def _pin_changed(self, ticks: float, state: int) -> None:
-        self.post(RawEdge(self.label, ticks, bool(self._state_to_value(state))))
-        super()._pin_changed(ticks, state)
+        self.post(RawEdge(self.label, ticks, state == self.active_level))
 
 
 def build_inputs(pins: dict[str, int], n_players: int, sink: "Inbox | queue.SimpleQueue[Any]",
