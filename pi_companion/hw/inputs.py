@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from gpiozero import DigitalInputDevice
 
@@ -135,16 +135,18 @@ def reading_levels(devices: dict[str, EdgeInput], names: tuple[str, ...]) -> dic
             for name, device in devices.items() if name in names}
 
 
-def player_lines(devices: dict[str, EdgeInput]) -> tuple[tuple[str, Any, int], ...]:
-    """The player buttons' pins, each with the level that reads pressed (for `reading_pressed`,
-    found once: gpiozero's `device.pin` is a property call per read)."""
-    return tuple((name, device.pin, device.active_level) for name, device in devices.items()
+def player_lines(devices: dict[str, EdgeInput]) -> tuple[tuple[str, Callable[[], Any], int], ...]:
+    """The player buttons' pin readers, each with the level that reads pressed (for
+    `reading_pressed`, found once). A reader is the pin's own `_get_state`, which gpiozero's
+    `state` property calls through a lambda (and `device.pin` is a property too): a read costs
+    about 400 machine instructions instead of 1 000."""
+    return tuple((name, device.pin._get_state, device.active_level) for name, device in devices.items()
                  if name[0] == "P" and name[1:].isdigit())
 
 
-def reading_pressed(lines: tuple[tuple[str, Any, int], ...]) -> list[str]:
+def reading_pressed(lines: tuple[tuple[str, Callable[[], Any], int], ...]) -> list[str]:
     """Of the player buttons `lines` (`player_lines`), those whose line reads pressed at this
     moment: the pin's level, not the last edge delivered (on lgpio the line is read while its
     edge may still wait in the alert queue for the callback thread). The pin's state is read
     straight (gpiozero's `is_active` is five calls deep): this runs as each settle window closes."""
-    return [name for name, pin, level in lines if pin.state == level]
+    return [name for name, read, level in lines if read() == level]
