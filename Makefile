@@ -65,6 +65,7 @@ browser-test: $(STAMP)
 
 # Not part of `make test`: prints the table and writes bench-latest/results.json (untracked);
 # `make bench RECORD=1` writes the figures into benchmarks/results.json and docs/performance.md.
+# The instruction counts need valgrind (Debian: apt-get install valgrind); without it they are skipped.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(if $(RECORD),--record)
 

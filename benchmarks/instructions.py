@@ -20,8 +20,9 @@ left as the last buzz had them, so every counted press also relit three seekers'
 waited for its own record to be durable first, ~11 % of the count that no real press pays.
 Callgrind collects only while `functools.reduce` runs, which calls the measured turns
 (`--toggle-collect`). Baseline, same run, same way: a bare gpiozero
-`Button.when_pressed = led.on` press. Skipped without valgrind, or when the interpreter has no
-symbol for `functools_reduce` (a stripped build: nothing is collected).
+`Button.when_pressed = led.on` press. Needs valgrind (Debian: `apt-get install valgrind`; `make
+bench` does not install it). Skipped without it, or when the interpreter has no symbol for
+`functools_reduce` (a stripped build: nothing is collected).
 
 `--spin` counts a fast spin instead (issue 27 item 3, `spin`): instructions per hall edge at
 80 edges a second with a frame every 1/30 s, the edges' handling and the frames apart.
@@ -209,7 +210,7 @@ def counted(kind: str, count: int) -> int | None:
 
 def run() -> dict[str, Any]:
     if shutil.which("valgrind") is None:
-        return {"skipped": "valgrind not installed"}
+        return {"skipped": "valgrind not installed (Debian: apt-get install valgrind)"}
     ours = counted("buzz", BUZZES)
     floor = counted("gpiozero", BUZZES)
     if ours is None or floor is None:

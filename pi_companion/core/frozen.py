@@ -55,7 +55,7 @@ def replace(obj: T, /, **changes: Any) -> T:
 # so nothing that looks at an instance (equality, hashing, `dataclasses.fields`, `replace`, a
 # match) can tell.
 #
-# Other threads make instances too (the pin callbacks RawEdges, the hub HostCommands) while the
+# Other threads make instances too (the hub HostCommands, a puck reader its events) while the
 # loop thread runs `realize_all`: the stand-in stays in place until the class is whole, and is
 # then replaced in one assignment by the dataclass's own `__init__`, so a thread either waits
 # in the stand-in (on the lock) or gets the real one. (`dataclass` writes no `__init__` over one

@@ -33,22 +33,24 @@ SOUNDS: dict[str, tuple[tuple[str | None, float], ...]] = {
 class Leds:
     """The players' LEDs. `show` writes only the LEDs whose state changes, straight to their
     pins: an LED's `value` setter first stops a blink we never start (three guarded attribute
-    writes per LED), which was most of the LED cost of a buzz on the loop thread."""
+    writes per LED), which was most of the LED cost of a buzz on the loop thread. A write is
+    the pin's own `_set_state`, which gpiozero's `state` property calls through a lambda."""
 
     def __init__(self, pins: dict[str, int], n_players: int, factory: Any) -> None:
         self.leds = {i: LED(pins[f"LED{i + 1}"], pin_factory=factory)
                      for i in range(n_players) if f"LED{i + 1}" in pins}
-        self.pins = {i: led.pin for i, led in self.leds.items()}   # active high: state = lit
+        # active high: state = lit
+        self.writes = {i: led.pin._set_state for i, led in self.leds.items()}
         self.lit: frozenset[int] = frozenset()
 
     def show(self, lit: Iterable[int]) -> None:
         lit = frozenset(lit)
         if lit == self.lit:
             return
-        pins = self.pins
+        writes = self.writes
         for i in lit ^ self.lit:
-            if i in pins:
-                pins[i].state = i in lit
+            if i in writes:
+                writes[i](i in lit)
         self.lit = lit
 
     def close(self) -> None:

@@ -21,8 +21,7 @@ def other_lazy_classes() -> list[type]:
     from pi_companion.core.menu import Menu
     from pi_companion.core.table import GameBefore
     from pi_companion.hub import Hotspot
-    from pi_companion.hw.inputs import RawEdge
-    return [Menu, GameBefore, RawEdge, Hotspot]
+    return [Menu, GameBefore, Hotspot]
 
 
 def test_importing_the_events_makes_no_dataclass_yet_and_the_first_instance_makes_its_own():
@@ -76,9 +75,8 @@ from pi_companion.core import events
 from pi_companion.hw.display import Display, open_device
 from pi_companion.core.menu import Menu
 from pi_companion.core.table import GameBefore
-from pi_companion.hw.inputs import RawEdge
 classes = [c for _, c in inspect.getmembers(events, inspect.isclass) if c.__module__ == events.__name__]
-others = [Menu, GameBefore, RawEdge]
+others = [Menu, GameBefore]
 classes += others
 box = Box(Config(game="grab-bag", players=("Ada", "Ben"), seed=1, sound=False), MockFactory(),
           Display(lambda: open_device("dummy")))
@@ -117,7 +115,7 @@ print("ok")
 
 
 def test_an_instance_made_on_another_thread_while_the_class_is_being_made_waits_for_it(monkeypatch):
-    """The pin callbacks' thread makes RawEdges and the hub's thread HostCommands while the box
+    """The hub's thread makes HostCommands and the puck's reader its events while the box
     loop's thread makes every lazy class as it starts (`realize_all`): an instance asked for
     while its class is half made waits for it, and never meets a class without its __init__.
     (`dataclass` is slowed here so that the other thread surely comes in the middle.)"""
