@@ -140,7 +140,7 @@ class BlankScreens:
 
     def __enter__(self) -> None:
         self.real = frames.render
-        frames.render = lambda view: BLANK
+        frames.render = lambda *_: BLANK
 
     def __exit__(self, *exc: object) -> None:
         frames.render = self.real

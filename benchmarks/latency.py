@@ -159,7 +159,7 @@ class LedWatch:
             self.at, self.cpu = at, cpu
             self.want = None
             if self.blank_after:
-                frames.render = lambda view: BLANK     # the rest of this round is not measured
+                frames.render = lambda *_: BLANK     # the rest of this round is not measured
             elif self.cpu_queue is not None:
                 self.cpu_queue.frame_done = self.frame  # the loop's next wait with a frame drawn
             self.hit.set()
