@@ -274,6 +274,7 @@ def test_new_seats_on_the_phone_get_the_names_the_box_menu_gives(tmp_path, need_
     """3 -> 4 players names seat 4 P4, 3 -> 8 names seats 4-8 P4-P8, as MENU > Players does
     (a P-number already at the table is skipped)."""
     from pi_companion.config import Config
+    from pi_companion.core.players_menu import name_sets
     config = Config(players=("Ada", "P5", "Cy"), game="hands-up", seed=1, sound=False, pinmap="8players")
     with live_box(tmp_path, config=config) as live, headless.chromium(*PHONE) as driver:
         open_host(driver, live)
@@ -284,5 +285,5 @@ def test_new_seats_on_the_phone_get_the_names_the_box_menu_gives(tmp_path, need_
             select.find_element("css selector", f"option[value='{count}']").click()
             wait(driver, lambda d: len(d.find_elements("css selector", "#seats input")) == int(count))
             shown = [i.get_attribute("value") for i in driver.find_elements("css selector", "#seats input")]
-            menu = dict(live.box.engine._name_sets(int(count)))["keep"]
+            menu = dict(name_sets(tuple(live.box.engine.players), int(count)))["keep"]
             assert shown == names == list(menu), (shown, menu)
