@@ -412,7 +412,7 @@ def evening_view_shown(driver: Any, view: str, games: int) -> None:
 def tonight_shots(out: Path, state: Path) -> list[Path]:
     """The board with tonight's standings and with its podium, at every size."""
     written: list[Path] = []
-    with live_box(state, "grab-bag", {"cards": 2, "variant": "all-seekers"}) as live, \
+    with live_box(state, "grab-bag", {"cards": 2, "variant": "all-seekers"}, web_port=SHOT_PORT) as live, \
             headless.chromium(*SCREENS["tv"]) as driver:
         _open(driver, live.base, "/", SCREENS["tv"])
 
