@@ -16,25 +16,17 @@ from ..core.standings import standings
 from ..gamelog import history_files
 from ..gamelog.evening import evenings
 from ..gamelog.history import history_number
-from .history import game_summary
+from .history import finished
 
 PLACES = ("1st", "2nd", "3rd")     # words: a TV's browser may have no emoji font
 
 
 def results(folder: Path, first: int, last: int | None) -> list[dict[str, Any]]:
     """The finished games numbered `first` to `last` (None: no end yet), oldest first."""
-    out = []
-    for path in history_files(folder):
+    def inside(path: Path) -> bool:
         number = history_number(path)
-        if number is None or number < first or (last is not None and number > last):
-            continue
-        try:
-            summary = game_summary(path)
-        except OSError:                  # removed meanwhile
-            continue
-        if summary is not None and summary["over"]:
-            out.append(summary)
-    return out
+        return number is not None and number >= first and (last is None or number <= last)
+    return finished(p for p in history_files(folder) if inside(p))
 
 
 def one_evening(folder: Path, span: dict[str, int]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import html
 import statistics
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..core.records import from_record
 from ..core.snapshot import table_view
@@ -59,18 +59,24 @@ def game_summary(path: Path) -> dict[str, Any] | None:
     return summary
 
 
-def history(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """The finished games, newest first, and per player: games played and won, buzzes won and
-    the median margin of those buzzes (ms, None without one)."""
-    folder = state_dir / "history"
-    games = []
-    for path in reversed(history_files(folder)):
+def finished(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """The summaries of the games among `paths` that are over, in the order given; a file
+    removed meanwhile or one that does not fold is left out."""
+    out = []
+    for path in paths:
         try:
             summary = game_summary(path)
         except OSError:                        # removed meanwhile
             continue
         if summary is not None and summary["over"]:
-            games.append(summary)
+            out.append(summary)
+    return out
+
+
+def history(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The finished games, newest first, and per player: games played and won, buzzes won and
+    the median margin of those buzzes (ms, None without one)."""
+    games = finished(reversed(history_files(state_dir / "history")))
     totals: dict[str, dict[str, Any]] = {}
     margins: dict[str, list[float]] = {}
     for g in games:
