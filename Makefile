@@ -13,7 +13,8 @@ version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1]
 # one without the stamp (an install that did not finish) is rebuilt too, in the recipe.
 VENV_BROKEN := $(if $(wildcard $(STAMP)),$(shell $(call version_ok,$(BIN)/python) || echo broken))
 
-$(STAMP): pyproject.toml $(if $(VENV_BROKEN),FORCE)
+# __init__.py holds the version: the editable install's metadata (importlib.metadata) follows it.
+$(STAMP): pyproject.toml $(wildcard pi_companion/__init__.py) $(if $(VENV_BROKEN),FORCE)
 	@$(call version_ok,$(PYTHON)) || { echo "pi-companion needs Python 3.11 or newer: '$(PYTHON) --version' says '$$($(PYTHON) --version 2>&1 | head -1)'; run make with PYTHON=python3.11 (or newer)" >&2; exit 1; }
 	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "pi-companion: '$(PYTHON)' has no working venv module (Debian/Ubuntu: apt install python3-venv)" >&2; exit 1; }
 	@if [ ! -f $(STAMP) ] || [ -n "$(VENV_BROKEN)" ]; then rm -rf $(VENV); fi
