@@ -12,6 +12,7 @@ from typing import Any
 
 from . import logs, systemd
 from .assemble import NoPins, StateDirBusy, assemble, build_config
+from .gamelog import TooNew
 from .core.events import Request
 from .ui.screens import message_frame
 
@@ -128,6 +129,10 @@ def main(args: Any) -> int:
     except StateDirBusy as err:
         print(f"pi-companion: {err}", file=sys.stderr)
         return EXIT_BUSY
+    except TooNew as err:      # a downgrade: the newer version's game stays as it is, unread
+        print(f"pi-companion: {config.state_dir}/current.log is in {err}: install that version "
+              "again, or move the file away to start afresh", file=sys.stderr)
+        return EXIT_CONFIG
     except NoPins as err:
         print(f"pi-companion: {err}; on a PC use --pins mock", file=sys.stderr)
         return EXIT_HARDWARE

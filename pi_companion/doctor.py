@@ -10,6 +10,7 @@ from gpiozero import Device
 from gpiozero.exc import PinFactoryFallback
 from gpiozero.pins.mock import MockFactory
 
+from . import __version__
 from .config import PINMAPS, Config, ConfigError, load_config_arg, read_toml
 from .hub import board_url
 from .hw.display import open_device
@@ -230,6 +231,13 @@ def check_web(config: Any) -> Result:
                   "systemctl status pi-companion-web)")
 
 
+def version_row() -> Result:
+    """The version running, the interpreter and where it is installed (a venv's prefix)."""
+    import platform
+    import sys
+    return ("ok", f"pi-companion {__version__}, Python {platform.python_version()} in {sys.prefix}")
+
+
 def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None,
            root: Path = Path("/")) -> int:
     """Print one row per check; 1 if something asked for is broken. On a PC (`pc`, else found
@@ -251,7 +259,7 @@ def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None
     if pc and display[0] == "warn" and not Path(args.config).exists() \
             and not Path(f"/dev/i2c-{config.i2c_port}").exists():
         display = ("info", PC_DISPLAY)      # no bus on a PC is no fault: the Pi's advice would mislead
-    results = [("config", config_result), ("pins", pins),
+    results = [("version", version_row()), ("config", config_result), ("pins", pins),
                ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
                ("display", display), ("i2c", check_i2c_speed(config, root)),
                ("puck", check_puck(config)), ("state", state), ("web", check_web(config))]

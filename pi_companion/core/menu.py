@@ -22,7 +22,8 @@ class Menu:
     top: int = 0                                # first card line shown (the encoder scrolls)
     disabled: frozenset[str] = frozenset()      # entries shown greyed: YES on them does nothing
     confirm: str = ""                           # an entry waiting for its second YES
-    qr: str = ""                                # a QR code on screen: "board", "host" or "wifi"
+    qr: str = ""                                # a QR code on screen: "board", "host" or "wifi";
+                                                # "about": the version and the box's address
     why: tuple[tuple[str, str], ...] = ()       # (key, why it is greyed): the title line says it
                                                 # while the cursor is on that entry
 

@@ -427,8 +427,8 @@ class Tabletop:
         if self.rules.rules_card():
             items += (("rules", "Rules card"),)
         items += (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
-                  ("shutdown", "Shut down"), ("close", "Back to game"), ("players", "Players"),
-                  ("web", "Show on TV / phone"))
+                  ("shutdown", "Shut down"), ("close", "Back to game"), ("about", "About"),
+                  ("players", "Players"), ("web", "Show on TV / phone"))
         self.menu = Menu(items, disabled=self.rules.menu_disabled(self.game))
 
     def _menu_button(self, button: str, t: float) -> None:
@@ -485,6 +485,8 @@ class Tabletop:
             wifi = (("web:wifi", "Join box Wi-Fi"),) if self.hotspot is not None else ()
             self.menu = Menu(wifi + (("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
                                      ("web:newhost", "New host")))
+        elif key == "about":                  # drawn from the hub's links, as a QR screen is
+            self.menu = Menu((), qr="about")
         elif key in ("web:board", "web:host", "web:wifi"):
             self.menu = Menu((), qr=key.removeprefix("web:"))
         elif key == "web:newhost":            # a new host token: the old host's page stops working

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from .. import __version__
 from ..games import registry
 from ..hub import protocol
 from ..hub.protocol import CommandError, token_text_ok
@@ -287,6 +288,7 @@ def _static(name: str) -> str:
 
 
 BOARD_MARK = "<!-- board.html -->\n"
+VERSION_MARK = "<!-- version -->"           # the footer's: the package's version
 
 
 def _page(name: str) -> str:
@@ -296,7 +298,7 @@ def _page(name: str) -> str:
     if key not in _CACHE:
         page = _static(name)
         assert BOARD_MARK in page, name
-        _CACHE[key] = page.replace(BOARD_MARK, _static("board.html"))
+        _CACHE[key] = page.replace(BOARD_MARK, _static("board.html")).replace(VERSION_MARK, __version__)
     return _CACHE[key]
 
 
