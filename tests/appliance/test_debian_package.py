@@ -74,10 +74,15 @@ def test_it_holds_every_file_install_sh_installs_byte_for_byte(deb, tmp_path):
     subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
     sources = sorted(p for p in (REPO / "systemd").iterdir()
                      if p.suffix in (".service", ".rules") or p.name == "pi-companion.conf")
-    assert len(sources) == 5
+    assert len(sources) == 6                 # install.sh's five and the card's update unit
     for source in sources:
         folder = RULE_DIRS.get(source.name) or PACKAGE_DIRS[source.suffix]
         assert (root / folder / source.name).read_bytes() == source.read_bytes(), source.name
+    update = root / "usr/libexec/pi-companion/pi-companion-update"
+    assert update.read_bytes() == (REPO / "systemd/pi-companion-update").read_bytes()
+    assert os.access(update, os.X_OK)
+    assert f"ExecStart=/{update.relative_to(root)}\n" in \
+        (root / "usr/lib/systemd/system/pi-companion-update.service").read_text()
     config = subprocess.run([sys.executable, "-m", "pi_companion", "config", "default"],
                             capture_output=True, text=True, check=True).stdout
     assert (root / "etc/pi-companion/config.toml").read_text() == config
