@@ -15,6 +15,7 @@ from .config import PINMAPS, Config, ConfigError, load_config_arg, read_toml
 from .hub import board_url
 from .hw.display import open_device
 from .hw.pinmap import load_pinmap
+from .systemd import update_result
 
 Result = tuple[str, str]          # (ok | warn | fail, message)
 
@@ -259,10 +260,13 @@ def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None
     if pc and display[0] == "warn" and not Path(args.config).exists() \
             and not Path(f"/dev/i2c-{config.i2c_port}").exists():
         display = ("info", PC_DISPLAY)      # no bus on a PC is no fault: the Pi's advice would mislead
+    update = update_result(config.state_dir)
     results = [("version", version_row()), ("config", config_result), ("pins", pins),
                ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
                ("display", display), ("i2c", check_i2c_speed(config, root)),
                ("puck", check_puck(config)), ("state", state), ("web", check_web(config))]
+    if update is not None:      # the last package from the card (systemd/pi-companion-update)
+        results.insert(1, ("update", ("ok" if update.startswith("updated") else "warn", update)))
     for name, (level, message) in results:
         out(f"{level.upper():4} {name:8} {message}")
     return 1 if any(level == "fail" for _, (level, _) in results) else 0
