@@ -119,7 +119,23 @@ def test_no_checksum_file_is_refused(box, tmp_path):
     drop(card, make_deb(tmp_path, "0.2.1"), checksum="")
     assert run().returncode == 1
     assert installed() is None
-    assert result() == "update refused: no pi-companion_0.2.1_all.deb.sha256\n"
+    assert result() == ("update refused: no checksum (no pi-companion_0.2.1_all.deb.sha256 nor a "
+                        "line in SHA256SUMS)\n")
+
+
+def test_make_release_s_sha256sums_does_as_well(box, tmp_path):
+    run, installed, result, card, _ = box
+    deb = make_deb(tmp_path, "0.2.1")
+    folder = drop(card, deb, checksum="")
+    digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+    sums = folder / "SHA256SUMS"
+    sums.write_text(f"{'1' * 64}  pi_companion-0.2.1.tar.gz\n{'2' * 64}  {deb.name}\n")
+    assert run().returncode == 1
+    assert result() == "update refused: checksum\n"
+    drop(card, deb, checksum="")
+    sums.write_text(f"{'1' * 64}  pi_companion-0.2.1.tar.gz\n{digest}  {deb.name}\n")
+    assert run().returncode == 0
+    assert installed() == "0.2.1" and result() == "updated to 0.2.1\n"
 
 
 def test_an_older_or_the_same_version_is_refused(box, tmp_path):
