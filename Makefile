@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: FORCE run test test-py313 system-test system-test-breakages torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy image image-test clean
+.PHONY: FORCE release run test test-py313 system-test system-test-breakages torture browser-test bench screenshots diagram install uninstall firmware-sync firmware-deploy image image-test clean
 
 # `python --version` is 3.11 or newer (awk, so that no code runs on an interpreter too old for it).
 version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1] > 3 || (v[1] == 3 && v[2] >= 11)} END {exit !ok}'
@@ -13,7 +13,8 @@ version_ok = $(1) --version 2>&1 | awk '/^Python /{split($$2, v, "."); ok = v[1]
 # one without the stamp (an install that did not finish) is rebuilt too, in the recipe.
 VENV_BROKEN := $(if $(wildcard $(STAMP)),$(shell $(call version_ok,$(BIN)/python) || echo broken))
 
-$(STAMP): pyproject.toml $(if $(VENV_BROKEN),FORCE)
+# __init__.py holds the version: the editable install's metadata (importlib.metadata) follows it.
+$(STAMP): pyproject.toml $(wildcard pi_companion/__init__.py) $(if $(VENV_BROKEN),FORCE)
 	@$(call version_ok,$(PYTHON)) || { echo "pi-companion needs Python 3.11 or newer: '$(PYTHON) --version' says '$$($(PYTHON) --version 2>&1 | head -1)'; run make with PYTHON=python3.11 (or newer)" >&2; exit 1; }
 	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "pi-companion: '$(PYTHON)' has no working venv module (Debian/Ubuntu: apt install python3-venv)" >&2; exit 1; }
 	@if [ ! -f $(STAMP) ] || [ -n "$(VENV_BROKEN)" ]; then rm -rf $(VENV); fi
@@ -120,6 +121,26 @@ image: $(STAMP)
 	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(IMAGE_DIR)/wheel .
 	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) IMAGE_PIP='$(abspath $(BIN))/python -m pip' IMAGE_CACHE=$(IMAGE_CACHE) KEEP_RAW=$(KEEP_RAW) $(IMAGE_NICE) bash systemd/image/build.sh $(IMAGE_DIR)/wheel/pi_companion-*.whl $(IMAGE)
 
+# A release under dist/: the wheel, the sdist, the Debian packages (systemd/debian/build.sh:
+# a venv of the target's wheels, CPython PY_VERSION, for each of RELEASE_ARCHES) and SHA256SUMS.
+# Reproducible: every timestamp is the last commit's (SOURCE_DATE_EPOCH), the sdist is packed
+# again in name order, the wheels the packages hold are pinned. The SD image is `make image`.
+RELEASE_ARCHES ?= arm64 amd64
+PY_VERSION ?= 3.13
+release: $(STAMP)
+	rm -rf dist build/lib build/bdist.* build/release
+	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w dist .
+	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) $(BIN)/python -c 'from setuptools import build_meta; build_meta.build_sdist("build/release")' >/dev/null
+	mkdir -p build/release/tree && tar -C build/release/tree -xzf build/release/pi_companion-$(VERSION).tar.gz
+	tar -C build/release/tree --sort=name --mtime=@$(IMAGE_EPOCH) --owner=0 --group=0 --numeric-owner \
+		--mode=go-w --format=gnu -cf - pi_companion-$(VERSION) | gzip -9n >dist/pi_companion-$(VERSION).tar.gz
+	for arch in $(RELEASE_ARCHES); do \
+		SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) PY_VERSION=$(PY_VERSION) PIP='$(abspath $(BIN))/python -m pip' \
+		CONFIG_DEFAULT='$(abspath $(BIN))/pi-companion config default' \
+		bash systemd/debian/build.sh $$arch dist/pi_companion-$(VERSION)-py3-none-any.whl dist || exit 1; \
+	done
+	cd dist && sha256sum -- * >SHA256SUMS && cat SHA256SUMS
+
 # Reads the card file by file for the boards no emulator boots (Pi 5, 4, Zero 2 W), then boots
 # it under qemu-system-aarch64 -M raspi3b and checks the box from its console, then under
 # -M virt with simulated radios: the box's hotspot and a phone that joins it.
@@ -131,4 +152,4 @@ image-test:
 FORCE:
 
 clean:
-	rm -rf $(VENV) $(FIRMWARE_VENV) build *.egg-info
+	rm -rf $(VENV) $(FIRMWARE_VENV) build dist *.egg-info

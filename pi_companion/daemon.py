@@ -12,6 +12,7 @@ from typing import Any
 
 from . import logs, systemd
 from .assemble import NoPins, StateDirBusy, assemble, build_config
+from .gamelog import TooNew
 from .core.events import Request
 from .ui.screens import message_frame
 
@@ -19,6 +20,7 @@ log = logging.getLogger("pi_companion")
 EXIT_CONFIG = 78
 EXIT_HARDWARE = 1
 EXIT_BUSY = 75          # EX_TEMPFAIL: another process holds the state directory
+UPDATE_SHOWN_S = 3.0    # the update's line stays this long on the OLED at start
 
 
 class Watchdog:
@@ -128,6 +130,10 @@ def main(args: Any) -> int:
     except StateDirBusy as err:
         print(f"pi-companion: {err}", file=sys.stderr)
         return EXIT_BUSY
+    except TooNew as err:      # a downgrade: the newer version's game stays as it is, unread
+        print(f"pi-companion: {config.state_dir}/current.log is in {err}: install that version "
+              "again, or move the file away to start afresh", file=sys.stderr)
+        return EXIT_CONFIG
     except NoPins as err:
         print(f"pi-companion: {err}; on a PC use --pins mock", file=sys.stderr)
         return EXIT_HARDWARE
@@ -142,6 +148,11 @@ def main(args: Any) -> int:
     # here, before the loop thread runs, so that nothing races it. The game said is the one
     # played: a resumed game goes on whatever the config names.
     playing = f"{box.engine.rules.name} for {', '.join(box.engine.players)}"
+    update = systemd.update_result(config.state_dir, take=True)
+    if update is not None:      # what the card's package did, for a few seconds before the game
+        log.info("%s", update)
+        box.display.show(message_frame(update), time.monotonic())
+        time.sleep(UPDATE_SHOWN_S)
     box.draw()
     box.start()
     systemd.notify("READY=1")

@@ -10,11 +10,13 @@ from gpiozero import Device
 from gpiozero.exc import PinFactoryFallback
 from gpiozero.pins.mock import MockFactory
 
+from . import __version__
 from .config import PINMAPS, Config, ConfigError, load_config_arg, read_toml
 from .hub import board_url
 from .hw.display import open_device
 from .hw.pinmap import load_pinmap
 from .hw.pwm_sysfs import find as find_pwm
+from .systemd import update_result
 
 Result = tuple[str, str]          # (ok | warn | fail, message)
 
@@ -279,6 +281,13 @@ def check_web(config: Any) -> Result:
                   "systemctl status pi-companion-web)")
 
 
+def version_row() -> Result:
+    """The version running, the interpreter and where it is installed (a venv's prefix)."""
+    import platform
+    import sys
+    return ("ok", f"pi-companion {__version__}, Python {platform.python_version()} in {sys.prefix}")
+
+
 def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None,
            root: Path = Path("/")) -> int:
     """Print one row per check; 1 if something asked for is broken. On a PC (`pc`, else found
@@ -303,11 +312,14 @@ def doctor(args: Any, out: Callable[[str], None] = print, pc: bool | None = None
     piezo = check_piezo(config, root)
     if pc and asked_pins is None and piezo[0] == "warn":
         piezo = ("info", piezo[1])          # a PC has no PWM to route: nothing to fix here
-    results = [("config", config_result), ("pins", pins),
+    update = update_result(config.state_dir)
+    results = [("version", version_row()), ("config", config_result), ("pins", pins),
                ("pin map", check_pinmap(Path(args.config), config, config_result[0] == "ok")),
                ("display", display), ("i2c", check_i2c_speed(config, root)),
                ("piezo", piezo),
                ("puck", check_puck(config)), ("state", state), ("web", check_web(config))]
+    if update is not None:      # the last package from the card (systemd/pi-companion-update)
+        results.insert(1, ("update", ("ok" if update.startswith("updated") else "warn", update)))
     for name, (level, message) in results:
         out(f"{level.upper():4} {name:8} {message}")
     return 1 if any(level == "fail" for _, (level, _) in results) else 0

@@ -26,6 +26,7 @@ from typing import Any
 
 from .assemble import StateDirBusy, assemble, build_config
 from .core.events import Request
+from .gamelog import TooNew
 from .ui.terminal import HELP, LAYOUTS, STYLE_WORDS, choose_layout, fits, frame_lines, frame_size, minimum_size
 from .web.live import start_web, stop_web
 
@@ -179,6 +180,9 @@ def simulate(args: Any) -> int:
     except StateDirBusy as err:
         print(f"pi-companion: {err}", file=sys.stderr)
         return 75
+    except TooNew as err:
+        print(f"pi-companion: {config.state_dir}/current.log is in {err}", file=sys.stderr)
+        return 78
     except OSError as err:
         print(f"pi-companion: state directory {config.state_dir}: {err.strerror}", file=sys.stderr)
         return 78

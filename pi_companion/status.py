@@ -16,7 +16,7 @@ from typing import Any
 
 from .config import ConfigError, load_config
 from .core.engine import Engine, fold_records
-from .gamelog import GameLog
+from .gamelog import GameLog, TooNew
 from .games import registry
 
 
@@ -64,6 +64,8 @@ def read_state(state_dir: Path, debounce_s: float) -> tuple[Engine, int]:
         store_log.propagate = False       # the loader's words are about the copy, not the log
         try:
             loaded = GameLog(scratch).load()
+        except TooNew as err:
+            raise NoGame(f"{log_path} is in {err}; the daemon will not start on it") from None
         finally:
             store_log.removeHandler(said)
             store_log.propagate = True

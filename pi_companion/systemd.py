@@ -1,4 +1,5 @@
-"""The daemon's side of its systemd unit: sd_notify, the watchdog period, and power-off."""
+"""The daemon's side of its systemd units: sd_notify, the watchdog period, power-off, and the
+line pi-companion-update.service leaves in the state directory (shown once, then kept as seen)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import logging
 import os
 import socket
 import subprocess
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
@@ -56,3 +58,25 @@ def power_off() -> None:
         return
     if result.returncode != 0:
         log.error("power-off refused (exit %d): %s", result.returncode, result.stderr.strip())
+
+
+UPDATE_RESULT = "update-result"        # written by systemd/pi-companion-update (root, 0644)
+UPDATE_SEEN = "update-result.seen"     # the daemon's rename once it has shown it
+
+
+def update_result(state_dir: str, take: bool = False) -> str | None:
+    """The last update's one line ("updated to 0.2.1", "update refused: checksum"), or None.
+    `take` (the daemon at start): only a line not yet shown, then marked as shown."""
+    fresh, seen = Path(state_dir) / UPDATE_RESULT, Path(state_dir) / UPDATE_SEEN
+    for path in (fresh,) if take else (fresh, seen):
+        try:
+            line = path.read_text(errors="replace").strip().splitlines()[0][:80]
+        except (OSError, IndexError):
+            continue
+        if take:
+            try:
+                path.replace(seen)
+            except OSError as err:      # shown again at the next start: no harm
+                log.warning("cannot mark %s as shown: %s", path, err)
+        return line
+    return None

@@ -62,14 +62,16 @@ LIVE=0
 RUNNING=0
 [[ $LIVE == 1 && -d /run/systemd/system ]] && RUNNING=1
 
+# shellcheck source=systemd/files.sh
+source "$REPO/systemd/files.sh"
 VENV=$DESTDIR$PREFIX/venv
-UNIT=$DESTDIR/etc/systemd/system/$SERVICE
+UNIT=$DESTDIR$(appliance_path local "$SERVICE")
 WEB_SERVICE=pi-companion-web.service
-WEB_UNIT=$DESTDIR/etc/systemd/system/$WEB_SERVICE
-SYSUSERS=$DESTDIR/etc/sysusers.d/pi-companion.conf
-UDEV_RULE=$DESTDIR/etc/udev/rules.d/99-pi-companion-puck.rules
-PWM_RULE=$DESTDIR/etc/udev/rules.d/60-pi-companion-pwm.rules
-POLKIT_RULE=$DESTDIR/etc/polkit-1/rules.d/50-pi-companion-shutdown.rules
+WEB_UNIT=$DESTDIR$(appliance_path local "$WEB_SERVICE")
+SYSUSERS=$DESTDIR$(appliance_path local pi-companion.conf)
+UDEV_RULE=$DESTDIR$(appliance_path local 99-pi-companion-puck.rules)
+PWM_RULE=$DESTDIR$(appliance_path local 60-pi-companion-pwm.rules)
+POLKIT_RULE=$DESTDIR$(appliance_path local 50-pi-companion-shutdown.rules)
 CONFIG=$DESTDIR/etc/pi-companion/config.toml
 TEMPLATE=$REPO/pi_companion/data/config-template.toml
 
@@ -197,19 +199,7 @@ PY
 }
 
 install_files() {
-    install -d -m 0755 "$(dirname -- "$UNIT")"
-    # The unit names /opt/pi-companion; follow PREFIX (a no-op for the default).
-    sed "s#/opt/pi-companion/venv/#$PREFIX/venv/#g" "$REPO/systemd/pi-companion.service" \
-        >"$UNIT.tmp"
-    chmod 0644 "$UNIT.tmp"
-    mv -- "$UNIT.tmp" "$UNIT"
-    sed "s#/opt/pi-companion/venv/#$PREFIX/venv/#g" "$REPO/systemd/$WEB_SERVICE" >"$WEB_UNIT.tmp"
-    chmod 0644 "$WEB_UNIT.tmp"
-    mv -- "$WEB_UNIT.tmp" "$WEB_UNIT"
-    install -D -m 0644 "$REPO/systemd/pi-companion.conf" "$SYSUSERS"
-    install -D -m 0644 "$REPO/systemd/99-pi-companion-puck.rules" "$UDEV_RULE"
-    install -D -m 0644 "$REPO/systemd/50-pi-companion-shutdown.rules" "$POLKIT_RULE"
-    install -D -m 0644 "$REPO/systemd/60-pi-companion-pwm.rules" "$PWM_RULE"
+    stage_appliance_files "$DESTDIR" "$PREFIX" local
     say "installed $UNIT, $SYSUSERS, $UDEV_RULE, $PWM_RULE, $POLKIT_RULE"
 }
 

@@ -14,15 +14,13 @@ CONFIRM = {"new": "New game?", "switch": "Change game?", "shutdown": "Shut down?
            "names": "New players?"}      # MENU > Players: names:N:set (a new game with them)
 # Entries a second short YES does not act on: YES held (its long press, 1 s) does it.
 HOLD = {"shutdown": "hold YES: off"}
-PLAY_AGAIN = (("new", "Play again?"),)
+PLAY_AGAIN = (("new", "Play again?"),)    # YES at game over: this, waiting for its second YES
 # The box's own entries, after the game's: Shut down three detents from Change game, and a
-# held YES besides (`HOLD`); Players and Show on TV / phone stay last (two and one detents
-# back from the top).
+# held YES besides (`HOLD`); About below it; Players and Show on TV / phone stay last (two and
+# one detents back from the top).
 BOX_ENTRIES = (("new", "New game"), ("test", "Button test"), ("switch", "Change game"),
                ("close", "Back to game"), ("evening", "End evening"), ("shutdown", "Shut down"),
-               ("players", "Players"), ("web", "Show on TV / phone"))      # YES at game over: this, waiting for its second YES
-
-
+               ("about", "About"), ("players", "Players"), ("web", "Show on TV / phone"))
 
 
 def confirm_lines(menu: "Menu") -> tuple[str, str]:
@@ -44,7 +42,8 @@ class Menu:
     top: int = 0                                # first card line shown (the encoder scrolls)
     disabled: frozenset[str] = frozenset()      # entries shown greyed: YES on them does nothing
     confirm: str = ""                           # an entry waiting for its second YES
-    qr: str = ""                                # a QR code on screen: "board", "host" or "wifi"
+    qr: str = ""                                # a QR code on screen: "board", "host" or "wifi";
+                                                # "about": the version and the box's address
     why: tuple[tuple[str, str], ...] = ()       # (key, why it is greyed): the title line says it
                                                 # while the cursor is on that entry
 

@@ -494,6 +494,8 @@ class Tabletop:
             wifi = (("web:wifi", "Join box Wi-Fi"),) if self.hotspot is not None else ()
             self.menu = Menu(wifi + (("web:board", "Scoreboard QR"), ("web:host", "Host remote QR"),
                                      ("web:newhost", "New host")))
+        elif key == "about":                  # drawn from the hub's links, as a QR screen is
+            self.menu = Menu((), qr="about")
         elif key in ("web:board", "web:host", "web:wifi"):
             self.menu = Menu((), qr=key.removeprefix("web:"))
         elif key == "web:newhost":            # a new host token: the old host's page stops working

@@ -6,11 +6,11 @@ back is exactly a prefix of it. One module per concept: `format` (the line, pure
 (streaming a log, stopping at damage), `durable` (synced writes), `lock` (one writer per state
 directory), `history` (finished games), `writer` (`GameLog`: the game in progress).
 """
-from .format import Damaged, decode, encode
+from .format import Damaged, TooNew, decode, encode
 from .history import REMOVED_KEEP, history_files
 from .lock import StateDirBusy, lock_state_dir
 from .reader import open_log
 from .writer import GameLog
 
-__all__ = ["Damaged", "GameLog", "REMOVED_KEEP", "StateDirBusy", "decode", "encode", "history_files",
+__all__ = ["Damaged", "GameLog", "REMOVED_KEEP", "StateDirBusy", "TooNew", "decode", "encode", "history_files",
            "lock_state_dir", "open_log"]

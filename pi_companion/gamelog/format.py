@@ -4,10 +4,16 @@ A log is a header line and then one line per record, each the compact JSON of on
 format v2 every line ends with a space and the CRC-32 of its JSON as 8 hex digits; v1 (no
 checksum) is still read, and a v1 game in progress carries on in v1. `decode` either returns
 exactly what `encode` was given or raises `Damaged`: a line it accepts is a line this code wrote.
+
+The version rule (docs/reliability.md): every format, this one and any later, begins its header
+line with the bytes `{"v":N` followed by `,` or `}`, N its version in decimal. A reader reads
+every version in READABLE; a header that names a later version raises `TooNew`, not `Damaged`:
+the log is a newer pi-companion's, whole, and nothing may repair, move or overwrite it.
 """
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from typing import Any
 
@@ -27,6 +33,18 @@ def encode(obj: Any, version: int = VERSION) -> bytes:
 
 class Damaged(ValueError):
     """A line that is not a record this version wrote."""
+
+
+class TooNew(ValueError):
+    """A log whose header names a format version later than this reader's."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"format v{version}, newer than this pi-companion reads "
+                         f"(v{READABLE[0]} to v{READABLE[-1]})")
+        self.version = version
+
+
+_VERSION_PREFIX = re.compile(rb'\{"v":([0-9]{1,9})[,}]')
 
 
 _decoder = json.JSONDecoder()
@@ -64,7 +82,8 @@ def decode(line: bytes, version: int) -> Any:
 
 def decode_header(line: bytes) -> tuple[dict[str, Any], int]:
     """A log's first line (with its newline): the header object and the format version it is
-    written in (its "v", which must match the line's shape); Damaged if it is not a header."""
+    written in (its "v", which must match the line's shape); TooNew if it names a later format
+    (whatever the rest of the line), else Damaged if it is not a header."""
     if not line.endswith(b"\n"):
         raise Damaged("no complete header line")
     body = line[:-1]
@@ -75,4 +94,7 @@ def decode_header(line: bytes) -> tuple[dict[str, Any], int]:
             continue
         if isinstance(header, dict) and header.get("v") == version:
             return header, version
+    named = _VERSION_PREFIX.match(line)
+    if named is not None and int(named[1]) > VERSION:
+        raise TooNew(int(named[1]))
     raise Damaged("no valid header")

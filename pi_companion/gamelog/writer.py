@@ -14,7 +14,8 @@ stay in memory, `problem` names the reason (the loop shows it), the writer retri
 
 Reading: `read()` opens the log for the loop to fold (`reader.Reader`); a log with damage is
 resumed up to the damage, and copied aside as `corrupt-*.log` before it is repaired; a log with
-no usable header is moved aside whole, never deleted. A new game moves the one before into
+no usable header is moved aside whole, never deleted; one in a newer format (format.TooNew)
+is not touched at all: `read` raises, and the daemon refuses to start. A new game moves the one before into
 `history/`; undo of New game brings it back (`restore`).
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .durable import atomic_write, copy_synced, reason, sync_dir, write_all, write_synced
-from .format import VERSION, Damaged, encode
+from .format import VERSION, Damaged, TooNew, encode
 from .evening import end_evening
 from .history import History
 from .reader import Reader, open_log
@@ -96,6 +97,8 @@ class GameLog:
             return open_log(self.path)
         except FileNotFoundError:
             return None
+        except TooNew:
+            raise                    # a newer version's log: refused whole, never moved
         except Damaged as err:
             self.move_aside(f"unusable header: {err}")
             return None

@@ -7,6 +7,7 @@ from typing import Any
 
 from PIL import Image
 
+from .. import __version__
 from . import canvas
 from ..core.menu import CARD_LINES, confirm_lines
 from ..games import registry
@@ -25,6 +26,9 @@ def render(view: Any, links: tuple[str, ...] = ()) -> Image.Image:
     if view.testing:
         draw_button_test(draw, view)
         return image
+    if view.menu is not None and view.menu.qr == "about":
+        draw_about(draw, links)
+        return image
     if view.menu is not None and view.menu.qr:
         from .qr import draw as draw_qr   # deferred: the QR encoder's imports cost every start
         draw_qr(draw, links, view.menu.qr)
@@ -39,6 +43,20 @@ def render(view: Any, links: tuple[str, ...] = ()) -> Image.Image:
     elif view.rules.is_over(view.game):
         top_banner(draw, "YES: play again")      # over the result's title, never its content
     return image
+
+
+def draw_about(draw: Any, links: tuple[str, ...]) -> None:
+    """MENU > About: the software's version and where a phone or the TV reaches the box (by IP
+    when known, else by name; none without the big screen's hub)."""
+    by_name, by_ip = (links[2], links[3]) if len(links) >= 4 else ("", "")
+    centred(draw, 0, "ABOUT", 10)
+    draw.line((0, 11, 127, 11), fill=1)
+    centred(draw, 14, f"pi-companion {__version__}", 11)
+    for i, line in enumerate(addr.removeprefix("http://").rstrip("/") for addr in (by_ip, by_name) if addr):
+        centred(draw, 29 + i * 11, line, 9)
+    if not (by_ip or by_name):
+        centred(draw, 29, "big screen off", 9)
+    centred(draw, 53, "NO: back", 9)
 
 
 def draw_power_off(draw: Any, seconds: int) -> None:

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from .. import __version__
 from ..games import registry
 from ..hub import protocol
 from ..hub.addresses import address_url, board_url
@@ -330,6 +331,7 @@ def _static(name: str) -> str:
 
 
 BOARD_MARK = "<!-- board.html -->\n"
+VERSION_MARK = "<!-- version -->"           # the footer's: the package's version
 
 
 def _page(name: str) -> str:
@@ -339,7 +341,7 @@ def _page(name: str) -> str:
     if key not in _CACHE:
         page = _static(name)
         assert BOARD_MARK in page, name
-        _CACHE[key] = page.replace(BOARD_MARK, _static("board.html"))
+        _CACHE[key] = page.replace(BOARD_MARK, _static("board.html")).replace(VERSION_MARK, __version__)
     return _CACHE[key]
 
 

@@ -186,10 +186,31 @@ cp -r "$WHEELS" "$SHARE/wheels"
 "$PIP" wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
     -w "$SHARE/wheels" "$RUN/build" >"$RUN/wheel.log" 2>&1 \
     || { cat "$RUN/wheel.log" >&2; fail "building pi-companion's wheel"; }
+# The upgrade's two amd64 packages (guest/upgrade.sh): this checkout's, and as the previous
+# release the same checkout with its version set back to PREVIOUS_VERSION (same packaging).
+debs() {
+    local old=$RUN/old wheel
+    mkdir -p "$SHARE/debs/new" "$SHARE/debs/old" "$RUN/old-wheel"
+    cp -a "$RUN/build" "$old"
+    sed -i "s/^__version__ = .*/__version__ = \"$PREVIOUS_VERSION\"/" "$old/pi_companion/__init__.py"
+    "$PIP" wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+        -w "$RUN/old-wheel" "$old" >"$RUN/wheel-old.log" 2>&1 || { cat "$RUN/wheel-old.log" >&2; return 1; }
+    for wheel in "$SHARE"/wheels/pi_companion-*.whl "$RUN"/old-wheel/pi_companion-*.whl; do
+        [[ $wheel == "$RUN"/old-wheel/* ]] && out=$SHARE/debs/old || out=$SHARE/debs/new
+        SOURCE_DATE_EPOCH=$(git -C "$REPO" log -1 --format=%ct) PY_VERSION=$GUEST_PYTHON \
+            PIP="$(dirname -- "$PIP")/python -m pip" WHEELHOUSE=$CACHE/deb-wheels STAGE=$RUN/deb-stage \
+            CONFIG_DEFAULT="$(dirname -- "$PIP")/python -m pi_companion config default" \
+            bash "$old/systemd/debian/build.sh" amd64 "$wheel" "$out" >>"$RUN/debs.log" 2>&1 \
+            || { tail -n 20 "$RUN/debs.log" >&2; return 1; }
+    done
+    rm -rf "$old" "$RUN/deb-stage"
+}
+PREVIOUS_VERSION=0.1.9
+debs || fail "building the upgrade's packages"
 rm -rf "$RUN/build"
-say "built $(cd "$SHARE/wheels" && ls pi_companion-*.whl)"
+say "built $(cd "$SHARE/wheels" && ls pi_companion-*.whl), $(cd "$SHARE/debs" && ls old new | grep deb | xargs)"
 lap "overlay disk, checkout copy, pi-companion wheel"
-cp "$HERE/guest/stages.sh" "$HERE/guest/drive.py" "$SHARE/"
+cp "$HERE/guest/stages.sh" "$HERE/guest/drive.py" "$HERE/guest/upgrade.sh" "$SHARE/"
 # SYSTEST_BOOT_REPORT=1: each stage ends with systemd-analyze's time, blame and critical chain
 # (about 10 s a boot under TCG, so not by default).
 [[ ${SYSTEST_BOOT_REPORT:-0} == 1 ]] && touch "$SHARE/boot-report"
@@ -318,7 +339,7 @@ show play
 say "stage play passed; QEMU killed mid-game ($(($(date +%s) - BOOT_T0)) s)"
 lap "boot 2: play, faults, power cut"
 
-# ---- boot 3: resume after the power cut, the big screen, the OLED stand-in, uninstall ----------
+# ---- boot 3: resume after the power cut, the big screen, the OLED stand-in, uninstall, package --
 say "boot 3: stage resume"
 boot resume
 until_file resume web-ready 1200
@@ -352,7 +373,7 @@ except Exception as err:
 PY
 mv "$SHARE/web-checked.tmp" "$SHARE/web-checked"
 say "pages from the host: $(cat "$SHARE/web-checked")"
-until_off resume 600
+until_off resume 1200
 show resume
 [[ $(cat "$SHARE/rc-resume" 2>/dev/null) == 0 ]] \
     || died resume "stage resume failed (rc $(cat "$SHARE/rc-resume" 2>/dev/null || echo none))"

@@ -14,7 +14,9 @@
 #   resume    after the hard power-off every acknowledged judgement is back; the big screen
 #             as its own user (no signal, no power-off, only history/; pages load from the
 #             host on the VM's address); an OLED stand-in (i2c-stub) on a real /dev/i2c-N;
-#             make uninstall keeps state, config and users; then the runner powers off cleanly
+#             make uninstall keeps state, config and users; then the Debian package
+#             (upgrade.sh): upgrade mid-game, remove, purge, the update from the card; then the
+#             runner powers off cleanly
 # Every check prints "ok - ..." or stops the stage with "FAIL: ..." (exit 1). Each step's
 # time goes to /systest/times (NAME SECONDS) for the host's timing table.
 set -uo pipefail
@@ -659,6 +661,13 @@ stage_quick() {
     done
 }
 
+# The Debian package's checks (upgrade.sh) on their own: make system-test BREAK=postinst-waits
+step_package() {
+    # shellcheck source=tests/system/guest/upgrade.sh
+    source $S/upgrade.sh
+    step_upgrade
+}
+
 stage_play() {
     wait_for 120 "$UNIT active after boot" active
     ok "after boot: $UNIT active at uptime $(cut -d' ' -f1 /proc/uptime) s"
@@ -816,6 +825,9 @@ PY
     getent passwd pi-companion >/dev/null || fail "uninstall removed the user"
     ok "make uninstall: unit and venv gone; game log, config and user kept"
     lap "make uninstall"
+    # shellcheck source=tests/system/guest/upgrade.sh
+    source $S/upgrade.sh
+    step_upgrade
     boot_report
 }
 
