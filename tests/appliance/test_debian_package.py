@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 PACKAGE_DIRS = {".service": "usr/lib/systemd/system", ".rules": None, ".conf": "usr/lib/sysusers.d"}
 RULE_DIRS = {"99-pi-companion-puck.rules": "usr/lib/udev/rules.d",
+             "60-pi-companion-pwm.rules": "usr/lib/udev/rules.d",
              "50-pi-companion-shutdown.rules": "usr/share/polkit-1/rules.d"}
 
 pytestmark = pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="dpkg-deb is Debian's")
@@ -74,7 +75,7 @@ def test_it_holds_every_file_install_sh_installs_byte_for_byte(deb, tmp_path):
     subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
     sources = sorted(p for p in (REPO / "systemd").iterdir()
                      if p.suffix in (".service", ".rules") or p.name == "pi-companion.conf")
-    assert len(sources) == 6                 # install.sh's five and the card's update unit
+    assert len(sources) == 7                 # install.sh's six and the card's update unit
     for source in sources:
         folder = RULE_DIRS.get(source.name) or PACKAGE_DIRS[source.suffix]
         assert (root / folder / source.name).read_bytes() == source.read_bytes(), source.name
