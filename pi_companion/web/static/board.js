@@ -176,11 +176,13 @@
   }
 
   // The box's own screens (its menu, a text card, the bank's table, a question): the same
-  // entries and lines the OLED shows, all of them at once (a TV has the room), the cursor's
+  // entries and lines the OLED shows, all of them at once (in two columns when many), the cursor's
   // entry marked with a sign as well as a colour, a greyed entry said to be greyed.
   function drawScreen(m) {
     const items = $("#menu-items"), lines = $("#card-lines"), table = $("#card-table");
     items.hidden = m.kind !== "menu";
+    // More entries than a 720p TV holds in one column at its reading size: two columns.
+    items.classList.toggle("two-cols", m.kind === "menu" && m.items.length > 10);
     items.replaceChildren(...(m.kind === "menu" ? m.items : []).map((e) => {
       const li = document.createElement("li");
       li.className = (e.selected ? "selected" : "") + (e.enabled ? "" : " greyed");
