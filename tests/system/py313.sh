@@ -23,7 +23,7 @@ die() { say "PY313 TEST FAILED: $*" >&2; exit 1; }
 # mount and util-linux's unshare (the install's private mounts), iproute2 and dnsmasq-base (the
 # phone's DHCP between namespaces), poppler-utils (the panel template), systemd
 # (systemd-analyze, sysusers), nodejs (the polkit rule), the image tools, make and git.
-PACKAGES=python3,python3-venv,python3-dev,make,git,ca-certificates,mount,util-linux,iproute2,dnsmasq-base,poppler-utils,systemd,nodejs,parted,mtools,dosfstools,e2fsprogs,xz-utils,procps,kmod
+PACKAGES=python3,python3-venv,python3-dev,make,git,ca-certificates,mount,util-linux,iproute2,dnsmasq-base,poppler-utils,systemd,nodejs,parted,mtools,dosfstools,e2fsprogs,xz-utils,procps,kmod,device-tree-compiler,zstd,cpio
 MIRROR=${MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
 MIRROR=${MIRROR:-$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)}
 [[ -n $MIRROR ]] || die "no Debian mirror found; set MIRROR"
