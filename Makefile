@@ -116,16 +116,24 @@ IMAGE := $(IMAGE_DIR)/pi-companion-$(VERSION)-arm64.img.xz
 IMAGE_NICE ?= nice -n 10
 IMAGE_EPOCH = $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct))
 
+# The card installs the box's own arm64 package, the one a release ships (systemd/debian/build.sh).
 image: $(STAMP)
-	rm -rf $(IMAGE_DIR)/wheel
+	rm -rf $(IMAGE_DIR)/wheel $(IMAGE_DIR)/deb
 	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(IMAGE_DIR)/wheel .
-	SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) IMAGE_PIP='$(abspath $(BIN))/python -m pip' IMAGE_CACHE=$(IMAGE_CACHE) KEEP_RAW=$(KEEP_RAW) $(IMAGE_NICE) bash systemd/image/build.sh $(IMAGE_DIR)/wheel/pi_companion-*.whl $(IMAGE)
+	$(DEB_ENV) STAGE=$(abspath $(IMAGE_DIR))/stage bash systemd/debian/build.sh arm64 $(IMAGE_DIR)/wheel/pi_companion-$(VERSION)-py3-none-any.whl $(IMAGE_DIR)/deb
+	$(call build_image,$(IMAGE_DIR)/deb/pi-companion_$(VERSION)_arm64.deb,$(IMAGE))
+
+build_image = SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) IMAGE_CACHE=$(IMAGE_CACHE) KEEP_RAW=$(KEEP_RAW) $(IMAGE_NICE) bash systemd/image/build.sh $(1) $(2)
+DEB_ENV = SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) PY_VERSION=$(PY_VERSION) PIP='$(abspath $(BIN))/python -m pip' \
+	CONFIG_DEFAULT='$(abspath $(BIN))/pi-companion config default'
 
 # A release under dist/: the wheel, the sdist, the Debian packages (systemd/debian/build.sh:
-# a venv of the target's wheels, CPython PY_VERSION, for each of RELEASE_ARCHES) and SHA256SUMS.
-# Reproducible: every timestamp is the last commit's (SOURCE_DATE_EPOCH), the sdist is packed
-# again in name order, the wheels the packages hold are pinned. The SD image is `make image`.
+# a venv of the target's wheels, CPython PY_VERSION, for each of RELEASE_ARCHES), the SD image
+# made from the arm64 package (root, tens of minutes; RELEASE_IMAGE=0 leaves it out) and
+# SHA256SUMS. Reproducible: every timestamp is the last commit's (SOURCE_DATE_EPOCH), the sdist
+# is packed again in name order, the wheels the packages hold are pinned.
 RELEASE_ARCHES ?= arm64 amd64
+RELEASE_IMAGE ?= 1
 PY_VERSION ?= 3.13
 release: $(STAMP)
 	rm -rf dist build/lib build/bdist.* build/release
@@ -135,10 +143,9 @@ release: $(STAMP)
 	tar -C build/release/tree --sort=name --mtime=@$(IMAGE_EPOCH) --owner=0 --group=0 --numeric-owner \
 		--mode=go-w --format=gnu -cf - pi_companion-$(VERSION) | gzip -9n >dist/pi_companion-$(VERSION).tar.gz
 	for arch in $(RELEASE_ARCHES); do \
-		SOURCE_DATE_EPOCH=$(IMAGE_EPOCH) PY_VERSION=$(PY_VERSION) PIP='$(abspath $(BIN))/python -m pip' \
-		CONFIG_DEFAULT='$(abspath $(BIN))/pi-companion config default' \
-		bash systemd/debian/build.sh $$arch dist/pi_companion-$(VERSION)-py3-none-any.whl dist || exit 1; \
+		$(DEB_ENV) bash systemd/debian/build.sh $$arch dist/pi_companion-$(VERSION)-py3-none-any.whl dist || exit 1; \
 	done
+	$(if $(filter 1,$(RELEASE_IMAGE)),$(call build_image,dist/pi-companion_$(VERSION)_arm64.deb,dist/pi-companion-$(VERSION)-arm64.img.xz))
 	cd dist && sha256sum -- * >SHA256SUMS && cat SHA256SUMS
 
 # Reads the card file by file for the boards no emulator boots (Pi 5, 4, Zero 2 W), then boots

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the pi-companion SD-card image: Debian 13 trixie arm64 from Debian's own packages, with
 # the kernel from trixie-backports (the first Debian kernel with the Pi 5's SD card and RP1
-# drivers), the box's venv and units preinstalled, first-boot settings on the FAT partition.
+# drivers), the box installed from its own Debian package (the one `make release` ships, so a
+# card and an update by card run the same files), first-boot settings on the FAT partition.
 #
-#   sudo systemd/image/build.sh WHEEL OUTPUT.img.xz      (make image does this)
+#   sudo systemd/image/build.sh pi-companion_VERSION_arm64.deb OUTPUT.img.xz   (make image)
 #
 # Needs (Debian): mmdebstrap qemu-user-static parted dosfstools mtools e2fsprogs xz-utils
 # device-tree-compiler, and
@@ -13,24 +14,26 @@
 # partitioned file with `dd`.
 #
 # Environment:
-#   IMAGE_CACHE     downloaded .debs and pip wheels, kept between builds
+#   IMAGE_CACHE     downloaded .debs, kept between builds
 #                   (default /var/cache/pi-companion-image); never inside the repository
 #   IMAGE_WORK      scratch directory for the root tree (default /var/tmp/pi-companion-image)
 #   IMAGE_MIRROR    Debian mirror (default http://deb.debian.org/debian)
 #   SOURCE_DATE_EPOCH   every time stamp in the image (default: the last commit's time)
 #   KEEP_RAW=1      keep the uncompressed .img beside the .img.xz (make image-test uses it)
 #   IMAGE_KEEP_WORK=1   keep IMAGE_WORK when the build fails, to look into the tree
-#   IMAGE_PIP       the host's pip that fetches the venv's arm64 wheels (default python3 -m pip)
 set -euo pipefail
 umask 022
 
 say() { printf 'image: %s\n' "$*" >&2; }
 die() { printf 'image: error: %s\n' "$*" >&2; exit 1; }
 
-[[ $# -eq 2 ]] || die "usage: build.sh WHEEL OUTPUT.img.xz"
-WHEEL=$(realpath -- "$1")
+[[ $# -eq 2 ]] || die "usage: build.sh pi-companion_VERSION_arm64.deb OUTPUT.img.xz"
+PACKAGE=$(realpath -- "$1")
 OUTPUT=$(realpath -m -- "$2")
-[[ -f $WHEEL && $(basename -- "$WHEEL") == pi_companion-*.whl ]] || die "not a pi_companion wheel: $1"
+[[ -f $PACKAGE ]] || die "no package $1 (make image builds it with systemd/debian/build.sh)"
+[[ $(dpkg-deb -f "$PACKAGE" Package 2>/dev/null) == pi-companion \
+    && $(dpkg-deb -f "$PACKAGE" Architecture 2>/dev/null) == arm64 ]] \
+    || die "not pi-companion's arm64 package: $1"
 [[ $OUTPUT == *.img.xz ]] || die "the output must end in .img.xz: $2"
 [[ $EUID -eq 0 ]] || die "run as root (mmdebstrap's root mode; no loop devices are used)"
 
@@ -41,7 +44,7 @@ WORK=${IMAGE_WORK:-/var/tmp/pi-companion-image}
 MIRROR=${IMAGE_MIRROR:-http://deb.debian.org/debian}
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
 
-for tool in mmdebstrap parted mkfs.vfat mcopy mmd mke2fs xz dtc; do
+for tool in dpkg-deb mmdebstrap parted mkfs.vfat mcopy mmd mke2fs xz dtc; do
     command -v "$tool" >/dev/null \
         || die "$tool is missing: apt install mmdebstrap qemu-user-static parted dosfstools mtools e2fsprogs xz-utils device-tree-compiler"
 done
@@ -63,15 +66,9 @@ fi
 
 ROOT=$WORK/root
 rm -rf -- "$WORK"
-mkdir -p -- "$WORK" "$CACHE/apt" "$CACHE/wheels"
+mkdir -p -- "$WORK" "$CACHE/apt"
 # IMAGE_KEEP_WORK=1 keeps the tree after a failure (a rebuild of it costs the whole dpkg run).
 trap '[[ ${IMAGE_KEEP_WORK:-0} == 1 ]] || rm -rf -- "$WORK"' EXIT
-
-# The box's own files, exactly as the checkout has them (tracked and new files, not ignored ones).
-mkdir -p "$WORK/src"
-git -C "$REPO" ls-files -z --cached --others --exclude-standard \
-    | (cd "$REPO" && xargs -0 tar --no-recursion -cf - 2>/dev/null) | tar -C "$WORK/src" -xf -
-cp -- "$WHEEL" "$WORK/src/"
 
 # Files that must exist before their packages are unpacked (dpkg keeps them: force-confold).
 mkdir -p "$WORK/preseed/etc/default" "$WORK/preseed/etc/initramfs-tools/conf.d"
@@ -81,33 +78,12 @@ install -m 0644 "$HERE/files/initramfs.conf" "$WORK/preseed/etc/initramfs-tools/
 # The kernel comes from trixie-backports, and stays there on upgrades (the pin is kept on the card).
 install -D -m 0644 "$HERE/files/kernel-backports.pref" "$WORK/preseed/etc/apt/preferences.d/pi-companion-kernel.pref"
 
-# The venv's wheels, fetched here by the host's pip for arm64 and CPython 3.13 (trixie's): the
-# chroot installs them offline (--no-index), so it needs no route or CA of its own to PyPI, and
-# the card needs no compiler. pip decides the [pi] extra's markers by this host's machine, so
-# the wheel's own metadata is read first: lgpio has no cp313 wheel for arm64, and the image must
-# not need it (edges = "kernel" never imports it).
-PYTHON_VERSION=3.13
-if python3 -c 'import sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-print(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode())' "$WHEEL" \
-        | grep -qi '^Requires-Dist: lgpio.*extra == "pi"'; then
-    die "the wheel's [pi] extra requires lgpio, which has no CPython $PYTHON_VERSION wheel for arm64: the image needs a [pi] extra without it"
+# The venv came with the package, built from wheels for arm64 and CPython 3.13 (trixie's): the
+# card needs no compiler. lgpio has no cp313 wheel for arm64, and the image must not need it
+# (edges = "kernel" never imports it).
+if dpkg-deb -c "$PACKAGE" | grep -qi '/site-packages/lgpio'; then
+    die "the package's venv holds lgpio, which has no CPython 3.13 wheel for arm64"
 fi
-say "fetching the venv's wheels for arm64 / CPython $PYTHON_VERSION"
-PIP=${IMAGE_PIP:-python3 -m pip}
-platforms=(--platform manylinux2014_aarch64 --platform linux_aarch64)
-for v in 17 24 26 27 28 31 34 35 36 37 38 39 41; do platforms+=(--platform "manylinux_2_${v}_aarch64"); done
-mkdir -p "$WORK/wheels"
-# shellcheck disable=SC2086
-$PIP download --quiet --disable-pip-version-check --only-binary=:all: "${platforms[@]}" \
-    --python-version "$PYTHON_VERSION" --implementation cp -d "$CACHE/wheels" "$WHEEL[pi]" \
-    || die "could not fetch the wheels (pip download above)"
-rm -f "$CACHE"/wheels/pi_companion-*.whl
-# Only this build's wheels: the cache may still hold those of older builds (other versions).
-(cd "$CACHE/wheels" && $PIP download --quiet --disable-pip-version-check --no-index --find-links . \
-    --only-binary=:all: "${platforms[@]}" --python-version "$PYTHON_VERSION" --implementation cp \
-    -d "$WORK/wheels" "$WHEEL[pi]") || die "could not collect the wheels from $CACHE/wheels"
-rm -f "$WORK"/wheels/pi_companion-*.whl
 
 PACKAGES=(
     # boot: kernel, the Pi's firmware and its hooks (config.txt, cmdline.txt, DTBs), initramfs
@@ -120,8 +96,9 @@ PACKAGES=(
     firmware-brcm80211 wireless-regdb iw wpasupplicant network-manager avahi-daemon libnss-mdns
     # the box's own hotspot: NetworkManager's shared mode runs dnsmasq for DHCP
     dnsmasq-base
-    # the box: power-off via logind needs polkit; the venv needs python3-venv
-    polkitd python3 python3-venv
+    # the box's package needs (its control file): python3.13, systemd, udev; polkit for the
+    # power-off via logind
+    polkitd python3 python3.13
     # SSH: installed, but off unless the FAT partition holds a key
     openssh-server
 )
@@ -130,7 +107,7 @@ IFS=, ; INCLUDE="${PACKAGES[*]}"; unset IFS
 say "building the root tree (mmdebstrap, arm64 under qemu-user; SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)"
 start=$(date +%s)
 # Hooks get the root tree as $1; environment variables carry the paths.
-export IMAGE_WHEELS=$WORK/wheels IMAGE_SRC=$WORK/src IMAGE_CACHE_DIR=$CACHE IMAGE_FILES=$HERE/files IMAGE_PRESEED=$WORK/preseed
+export IMAGE_PACKAGE=$PACKAGE IMAGE_CACHE_DIR=$CACHE IMAGE_FILES=$HERE/files IMAGE_PRESEED=$WORK/preseed
 mmdebstrap --mode=root --variant=minbase --architectures=arm64 \
     --include="$INCLUDE" \
     --dpkgopt=force-confold \

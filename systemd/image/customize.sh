@@ -4,24 +4,22 @@
 set -euo pipefail
 ROOT=$1
 FILES=$IMAGE_FILES
-SRC=$IMAGE_SRC
 say() { printf 'image: %s\n' "$*" >&2; }
 # The host's pip and locale settings must not leak into the chroot.
 in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
     SOURCE_DATE_EPOCH="$SOURCE_DATE_EPOCH" "$@"; }
 
-# --- the box: venv, units, sysusers, rules, config (systemd/install.sh, as on a Pi) ----------
-say "installing pi-companion into the image (systemd/install.sh in the arm64 chroot)"
-mkdir -p "$ROOT/tmp/pi-companion-src" "$ROOT/tmp/pi-companion-wheels"
-cp -a "$SRC/." "$ROOT/tmp/pi-companion-src/"
-cp -a "$IMAGE_WHEELS/." "$ROOT/tmp/pi-companion-wheels/"
-wheel=$(cd "$ROOT/tmp/pi-companion-src" && ls pi_companion-*.whl)
-in_root env PI_COMPANION_WHEEL="/tmp/pi-companion-src/$wheel" \
-    PI_COMPANION_PIP_ARGS="--no-index --find-links /tmp/pi-companion-wheels" \
-    bash /tmp/pi-companion-src/systemd/install.sh
-rm -rf "$ROOT/tmp/pi-companion-wheels" "$ROOT/tmp/pi-companion-src"
-in_root /opt/pi-companion/venv/bin/python -m pip list --disable-pip-version-check --format=freeze \
-    | sed 's/^/image: venv: /' >&2
+# --- the box: its Debian package (venv, units, sysusers, rules, config), as an update installs it
+say "installing $(basename -- "$IMAGE_PACKAGE") into the image (dpkg in the arm64 chroot)"
+cp -- "$IMAGE_PACKAGE" "$ROOT/tmp/pi-companion.deb"
+# postinst makes the users, compiles the venv's byte code and enables the units; with no systemd
+# running in the chroot it starts nothing.
+in_root dpkg --force-confold -i /tmp/pi-companion.deb
+rm -f "$ROOT/tmp/pi-companion.deb"
+in_root dpkg-query -W -f 'image: package ${Package} ${Version} ${db:Status-Status}\n' pi-companion >&2
+in_root /opt/pi-companion/venv/bin/python -c 'import importlib.metadata as m
+for d in sorted(m.distributions(), key=lambda d: d.metadata["Name"].lower()):
+    print("image: venv: %s==%s" % (d.metadata["Name"], d.version))' >&2
 
 # --- devices: the gpio and i2c groups get the GPIO chips and I2C buses; i2c-dev at boot -----
 install -D -m 0644 "$FILES/60-pi-companion-devices.rules" "$ROOT/etc/udev/rules.d/60-pi-companion-devices.rules"
@@ -39,6 +37,8 @@ install -D -m 0755 "$FILES/pi-companion-growfs" "$ROOT/usr/local/lib/pi-companio
 install -D -m 0644 "$FILES/pi-companion-growfs.service" "$ROOT/etc/systemd/system/pi-companion-growfs.service"
 # The box's own hotspot: NetworkManager's dispatcher tells the box when it goes up or down.
 install -D -m 0755 "$FILES/pi-companion-hotspot-dispatch" "$ROOT/etc/NetworkManager/dispatcher.d/90-pi-companion-hotspot"
+# The update by card: the folder a new package is dropped into (systemd/README.md).
+mkdir -p "$ROOT/boot/firmware/pi-companion-update"
 # The box's config, as the user sees it on the card: the template with the big screen on.
 sed -e 's/^# enabled = false$/enabled = true/' "$ROOT/etc/pi-companion/config.toml" \
     >"$ROOT/boot/firmware/pi-companion.toml"

@@ -69,7 +69,8 @@ def module_names() -> list[str]:
 
 def make_card(tmp: Path, *, custom: str | None = None, drop_fat: str = "", drop_module: str = "",
               sd_compatible: str = "brcm,bcm2712-sdhci", site: tuple[str, ...] = ("pi_companion",),
-              venv_python: str = "python3.13") -> Path:
+              venv_python: str = "python3.13", status: str = "install ok installed",
+              units_in_etc: bool = False) -> Path:
     """A card as the build leaves it; each keyword breaks one thing."""
     fat = tmp / "fat"
     (fat / "overlays").mkdir(parents=True)
@@ -117,8 +118,9 @@ def make_card(tmp: Path, *, custom: str | None = None, drop_fat: str = "", drop_
                            check=True, capture_output=True).stdout
     (fat / f"initrd.img-{VERSION}").write_bytes(
         early + subprocess.run(["zstd", "-q", "-c"], input=archive, check=True, capture_output=True).stdout)
+    (fat / "pi-companion-update").mkdir()
     if drop_fat:
-        (fat / drop_fat).unlink()
+        (fat / drop_fat).unlink() if (fat / drop_fat).is_file() else (fat / drop_fat).rmdir()
     # The root tree: the kernel's modules, the kernel pin, the venv.
     root = tmp / "root"
     drivers = root / "usr" / "lib" / "modules" / VERSION / "kernel" / "drivers"
@@ -130,6 +132,15 @@ def make_card(tmp: Path, *, custom: str | None = None, drop_fat: str = "", drop_
     shutil.copy(FILES / "kernel-backports.pref", root / "etc" / "apt" / "preferences.d" / "pi-companion-kernel.pref")
     for name in site:
         (root / "opt" / "pi-companion" / "venv" / "lib" / venv_python / "site-packages" / name).mkdir(parents=True)
+    # dpkg's status as the package leaves it, between two other packages.
+    (root / "var" / "lib" / "dpkg").mkdir(parents=True)
+    (root / "var" / "lib" / "dpkg" / "status").write_text(
+        "Package: pi-companion-extra\nStatus: install ok installed\nVersion: 9\n\n"
+        f"Package: pi-companion\nStatus: {status}\nPriority: optional\nVersion: 0.2.0\n\n"
+        "Package: zstd\nStatus: install ok installed\nVersion: 1.5.7\n")
+    if units_in_etc:
+        (root / "etc" / "systemd" / "system").mkdir(parents=True)
+        (root / "etc" / "systemd" / "system" / "pi-companion.service").write_text("[Unit]\n")
     # The card: FAT at 1 MiB, ext4 after it, as assemble.sh lays them out (smaller).
     run("mkfs.vfat", "-C", "-F", "32", "-n", "RASPIFIRM", str(tmp / "fat.img"), str(40 * 1024))
     for entry in sorted(fat.iterdir()):
@@ -161,7 +172,8 @@ def test_the_image_layout_passes(tmp_path: Path) -> None:
                   "FAT: bcm2712-d-rpi-5-b.dtb", "initramfs: sdhci-brcmstb (Pi 5)",
                   "initramfs: a module claims the Pi 5's SD slot",
                   "overlays/pwm.dtbo on bcm2711-rpi-4-b.dtb: the PWM block on, GPIO18 in function 2",
-                  "root: the venv runs Python 3.13"):
+                  "root: the venv runs Python 3.13", "root: pi-companion 0.2.0 installed by its package",
+                  "FAT: pi-companion-update/"):
         assert any(line.startswith("card-check: ok: " + claim) for line in lines), claim
 
 
@@ -188,6 +200,9 @@ BROKEN = {
     "an SD slot no module claims": (dict(sd_compatible="brcm,bcm2799-sdhci"), "initramfs: a module claims the Pi 5's SD slot"),
     "lgpio in the venv": (dict(site=("pi_companion", "lgpio")), "root: the venv holds pi_companion and no lgpio"),
     "an older Python": (dict(venv_python="python3.11"), "root: the venv runs Python 3.13"),
+    "the package only unpacked": (dict(status="install ok unpacked"), "root: pi-companion 0.2.0 installed by its package"),
+    "install.sh's units": (dict(units_in_etc=True), "root: no systemd/install.sh copy"),
+    "no update folder": (dict(drop_fat="pi-companion-update"), "FAT: pi-companion-update/"),
 }
 
 

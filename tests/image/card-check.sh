@@ -13,7 +13,8 @@
 #     gives GPIO18 to the PWM block;
 #   - the initramfs, read archive by archive: the SD, pin, GPIO and RP1 modules of every board;
 #   - the root file system (debugfs): the same kernel's modules, the PWM driver, the
-#     kernel's backports pin, a Python 3.13 venv without lgpio, no compiler.
+#     kernel's backports pin, a Python 3.13 venv without lgpio, no compiler, and the box
+#     installed by its Debian package (dpkg's status), with the update folder on the FAT.
 #
 #   tests/image/card-check.sh build/image/pi-companion-VERSION-arm64.img[.xz]
 #
@@ -223,6 +224,15 @@ claim "root: the venv runs Python 3.13 (lib: ${venv_lib:-none})" eval '[[ $venv_
 site=$(root_ls /opt/pi-companion/venv/lib/python3.13/site-packages)
 claim "root: the venv holds pi_companion and no lgpio" eval 'grep -q "^pi_companion" <<<"$site" && ! grep -qi "^lgpio" <<<"$site"'
 claim "root: no C compiler on the card" eval '! root_has /usr/bin/gcc && ! root_has /usr/bin/cc'
+# The box came from its package (so an update by card replaces it, and dpkg owns every file).
+package=$(debugfs -R "cat /var/lib/dpkg/status" "$ROOTFS" 2>/dev/null \
+    | awk -v RS= '/(^|\n)Package: pi-companion\n/ {print}')
+package_version=$(sed -n 's/^Version: //p' <<<"$package")
+claim "root: pi-companion ${package_version:-(none)} installed by its package (dpkg: install ok installed)" \
+    eval 'grep -qx "Status: install ok installed" <<<"$package"'
+claim "root: no systemd/install.sh copy of the units in /etc/systemd/system" \
+    eval '! root_has /etc/systemd/system/pi-companion.service'
+claim "FAT: pi-companion-update/, the folder an update by card goes into" eval 'on_fat pi-companion-update/'
 
 (( fail == 0 )) || die "see above"
 say "PASS"
