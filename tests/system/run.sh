@@ -186,29 +186,48 @@ cp -r "$WHEELS" "$SHARE/wheels"
 "$PIP" wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
     -w "$SHARE/wheels" "$RUN/build" >"$RUN/wheel.log" 2>&1 \
     || { cat "$RUN/wheel.log" >&2; fail "building pi-companion's wheel"; }
-# The upgrade's two amd64 packages (guest/upgrade.sh): this checkout's, and as the previous
-# release the same checkout with its version set back to PREVIOUS_VERSION (same packaging).
+# The upgrade's two amd64 packages (guest/upgrade.sh): this checkout's, and the previous
+# release's. That is 0.1.0, commit PREVIOUS_COMMIT (the last one before the Debian package
+# existed): its code and its units, packed by this checkout's packaging (systemd/debian/,
+# files.sh, the card update's unit and program, and the PWM udev rule the file list names),
+# which is what a 0.1.0 package would have held. A clone without that commit (a shallow one)
+# falls back to this checkout with its version set back, and says so.
+PREVIOUS_COMMIT=10efd8bfedea5beae0df4627708d0a4c2ba865bc
+PREVIOUS_VERSION=0.1.0
+PACKAGING=(systemd/debian systemd/files.sh systemd/pi-companion-update systemd/pi-companion-update.service
+           systemd/60-pi-companion-pwm.rules)
 debs() {
-    local old=$RUN/old wheel
-    mkdir -p "$SHARE/debs/new" "$SHARE/debs/old" "$RUN/old-wheel"
-    cp -a "$RUN/build" "$old"
-    sed -i "s/^__version__ = .*/__version__ = \"$PREVIOUS_VERSION\"/" "$old/pi_companion/__init__.py"
+    local old=$RUN/old wheel tree f
+    mkdir -p "$SHARE/debs/new" "$SHARE/debs/old" "$RUN/old-wheel" "$old"
+    if git -C "$REPO" cat-file -e "$PREVIOUS_COMMIT^{commit}" 2>/dev/null; then
+        git -C "$REPO" archive "$PREVIOUS_COMMIT" | tar -C "$old" -xf - || return 1
+        for f in "${PACKAGING[@]}"; do rm -rf "${old:?}/$f"; cp -a "$RUN/build/$f" "$old/$f" || return 1; done
+        echo "commit ${PREVIOUS_COMMIT:0:7} ($PREVIOUS_VERSION) with this checkout's packaging" >"$SHARE/debs/old/from"
+    else
+        say "WARNING: commit $PREVIOUS_COMMIT (release $PREVIOUS_VERSION) is not in this clone (shallow?):" \
+            "the previous release is this checkout with its version set back"
+        cp -a "$RUN/build/." "$old/"
+        sed -i "s/^__version__ = .*/__version__ = \"$PREVIOUS_VERSION\"/" "$old/pi_companion/__init__.py"
+        echo "this checkout with its version set back to $PREVIOUS_VERSION" >"$SHARE/debs/old/from"
+    fi
+    grep -qx "__version__ = \"$PREVIOUS_VERSION\"" "$old/pi_companion/__init__.py" \
+        || { echo "the previous release's tree is not version $PREVIOUS_VERSION" >&2; return 1; }
     "$PIP" wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
         -w "$RUN/old-wheel" "$old" >"$RUN/wheel-old.log" 2>&1 || { cat "$RUN/wheel-old.log" >&2; return 1; }
     for wheel in "$SHARE"/wheels/pi_companion-*.whl "$RUN"/old-wheel/pi_companion-*.whl; do
-        [[ $wheel == "$RUN"/old-wheel/* ]] && out=$SHARE/debs/old || out=$SHARE/debs/new
+        # Each package from its own tree: its units, and its own default config as the conffile.
+        if [[ $wheel == "$RUN"/old-wheel/* ]]; then tree=$old out=$SHARE/debs/old; else tree=$RUN/build out=$SHARE/debs/new; fi
         SOURCE_DATE_EPOCH=$(git -C "$REPO" log -1 --format=%ct) PY_VERSION=$GUEST_PYTHON \
             PIP="$(dirname -- "$PIP")/python -m pip" WHEELHOUSE=$CACHE/deb-wheels STAGE=$RUN/deb-stage \
-            CONFIG_DEFAULT="$(dirname -- "$PIP")/python -m pi_companion config default" \
-            bash "$old/systemd/debian/build.sh" amd64 "$wheel" "$out" >>"$RUN/debs.log" 2>&1 \
+            CONFIG_DEFAULT="env PYTHONPATH=$tree $(dirname -- "$PIP")/python -m pi_companion config default" \
+            bash "$tree/systemd/debian/build.sh" amd64 "$wheel" "$out" >>"$RUN/debs.log" 2>&1 \
             || { tail -n 20 "$RUN/debs.log" >&2; return 1; }
     done
     rm -rf "$old" "$RUN/deb-stage"
 }
-PREVIOUS_VERSION=0.1.9
 debs || fail "building the upgrade's packages"
 rm -rf "$RUN/build"
-say "built $(cd "$SHARE/wheels" && ls pi_companion-*.whl), $(cd "$SHARE/debs" && ls old new | grep deb | xargs)"
+say "built $(cd "$SHARE/wheels" && ls pi_companion-*.whl), $(cd "$SHARE/debs" && ls old new | grep deb | xargs); the previous release: $(cat "$SHARE/debs/old/from")"
 lap "overlay disk, checkout copy, pi-companion wheel"
 cp "$HERE/guest/stages.sh" "$HERE/guest/drive.py" "$HERE/guest/upgrade.sh" "$SHARE/"
 # SYSTEST_BOOT_REPORT=1: each stage ends with systemd-analyze's time, blame and critical chain

@@ -656,6 +656,9 @@ stage_quick() {
     : > $S/latency.jsonl
     local step
     for step in $(cat $S/steps); do
+        # A misspelt step must not pass as a step that ran (bash would only say "command not
+        # found" and go on).
+        declare -F "step_$step" >/dev/null || fail "no such step: $step (steps: $(declare -F | sed -n 's/^declare -f step_//p' | xargs))"
         ok "step $step"
         "step_$step"
     done
