@@ -60,9 +60,12 @@ fi
 $PIP install --quiet --disable-pip-version-check --no-deps --no-index --no-compile \
     "${TARGET[@]}" --find-links "$WHEELHOUSE/$ARCH-$PY" --target "$SITE" \
     -r "$REQUIREMENTS" "$WHEEL"
-# pip's console scripts name this machine's interpreter, and direct_url.json this build's path.
+# pip's console scripts name this machine's interpreter, and direct_url.json this build's path:
+# both go, and so do their lines in RECORD (a script's hash there is of that interpreter's path,
+# so two checkouts in two folders would otherwise build two different packages).
 rm -rf -- "$SITE/bin"
 rm -f -- "$SITE"/*.dist-info/direct_url.json
+sed -i -E '/^(\.\.\/)*bin\/[^,\/]+,/d; /^[^,\/]+\.dist-info\/direct_url\.json,/d' "$SITE"/*.dist-info/RECORD
 # The venv around it, for the target's interpreter. On arm64 it also sees the system's
 # site-packages: Raspberry Pi OS ships lgpio (python3-lgpio), which has no wheel for 3.13.
 mkdir -p -- "$STAGE$PREFIX/venv/bin"

@@ -106,6 +106,22 @@ def test_two_builds_are_the_same_bytes(deb, tmp_path, built_wheel):
 
 
 @pytest.mark.xdist_group("wheel")
+def test_every_file_a_record_lists_is_in_the_package(deb, tmp_path):
+    """pip's console scripts name the building machine's interpreter, so build.sh drops them;
+    a RECORD still listing one carries a hash of that path, and two checkouts in two places
+    would build two different packages."""
+    root = tmp_path / "root"
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
+    site = root / "opt/pi-companion/venv/lib" / f"python{PY}" / "site-packages"
+    records = sorted(site.glob("*.dist-info/RECORD"))
+    assert records
+    missing = [f"{record.parent.name}: {path}" for record in records
+               for path in (line.split(",")[0] for line in record.read_text().splitlines() if line)
+               if not (site / path).exists()]
+    assert not missing, missing
+
+
+@pytest.mark.xdist_group("wheel")
 def test_lintian_raises_nothing_the_overrides_do_not_explain(deb):
     if shutil.which("lintian") is None:
         pytest.skip("lintian is not installed (apt install lintian)")
