@@ -9,7 +9,14 @@
 #
 # The uncompressed .img beside it (make image KEEP_RAW=1) is used when it is the newer.
 #
-# Environment: IMAGE_TEST_TIMEOUT (s, default 1800), IMAGE_TEST_WORK (scratch directory).
+# The update from the card at a real boot: the card's own package (IMAGE_TEST_PACKAGE, the
+# arm64 .deb the image was built from) goes into the test copy's pi-companion-update/ with its
+# .sha256. It is not newer than the installed one, so the update unit must refuse it before
+# the daemon starts, move it to done/, and the daemon must say so (a refusal costs no dpkg run
+# under emulation; installing is checked by the x86 system test).
+#
+# Environment: IMAGE_TEST_PACKAGE (required), IMAGE_TEST_TIMEOUT (s, default 1800),
+# IMAGE_TEST_WORK (scratch directory).
 set -euo pipefail
 say() { printf 'image-test: %s\n' "$*" >&2; }
 die() { printf 'image-test: FAIL: %s\n' "$*" >&2; exit 1; }
@@ -24,6 +31,10 @@ for tool in qemu-system-aarch64 mcopy fdtput fdtoverlay parted xz; do
         || die "$tool is missing: apt install qemu-system-arm mtools device-tree-compiler parted xz-utils"
 done
 [[ -f $IMAGE || -f ${IMAGE%.xz} ]] || die "no image $IMAGE (make image first)"
+PACKAGE=${IMAGE_TEST_PACKAGE:-}
+[[ -n $PACKAGE && -f $PACKAGE ]] \
+    || die "no package to drop on the card: IMAGE_TEST_PACKAGE='$PACKAGE' (make image-test sets it to the image's .deb)"
+PACKAGE_VERSION=$(dpkg-deb -f "$PACKAGE" Version) || die "not a package: $PACKAGE"
 rm -rf "$WORK" && mkdir -p "$WORK"
 QEMU_PID=
 cleanup() { [[ -z $QEMU_PID ]] || kill "$QEMU_PID" 2>/dev/null || true; rm -f "$WORK/card.img"; }
@@ -74,6 +85,12 @@ hostname = "games-table"
 authorized_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBq9l5oSBa2z1xzYQb2sH3Q7aW5mVq7xk0n2QeXvG4lM image-test"
 TOML
 MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$WORK/pi-companion.toml" "$WORK/pi-companion-setup.toml" ::/
+# An update as a user drops it: the package and its .sha256 in the folder the card has.
+deb_name=$(basename -- "$PACKAGE")
+cp -- "$PACKAGE" "$WORK/$deb_name"
+(cd "$WORK" && sha256sum -- "$deb_name" >"$deb_name.sha256")
+MTOOLS_SKIP_CHECK=1 mcopy -o -i "$FAT" "$WORK/$deb_name" "$WORK/$deb_name.sha256" ::/pi-companion-update/ \
+    || die "no pi-companion-update/ folder on the card's FAT partition"
 
 say "booting $kernel under qemu-system-aarch64 -M raspi3b (timeout $TIMEOUT s)"
 LOG=$WORK/console.log
@@ -120,9 +137,24 @@ check '^IMAGE-TEST: hostname games-table$' "the hostname from the card's pi-comp
 check '^IMAGE-TEST: ssh active key image-test$' "SSH on, with the card's key only"
 once=$(grep -c '^IMAGE-TEST: daemon| .*display unavailable' "$LOG.txt" || true)
 if (( once == 1 )); then say "ok: the missing OLED is said once"; else say "FAIL: the missing OLED is said $once times"; fail=1; fi
-refuse '^IMAGE-TEST: err\|.*pi[-_]companion' "no error from pi-companion in the journal"
+v=${PACKAGE_VERSION//./\\.}
+check "^IMAGE-TEST: package $v installed unit /usr/lib/systemd/system/pi-companion.service update-unit enabled\$" \
+    "the box is its package's ($PACKAGE_VERSION, dpkg: installed; the package's units, the update unit enabled)"
+check "^IMAGE-TEST: update\| .*update refused: $v is not newer than $v" "the update unit ran at boot and refused the same version"
+check "^IMAGE-TEST: update folder: / done: ${deb_name//./\\.} ${deb_name//./\\.}\.sha256 \$" "the package and its .sha256 moved to done/"
+check "^IMAGE-TEST: daemon\| .*update refused: $v is not newer than $v" "the daemon, started after the update unit, said its result"
+# The refused update's unit failed (exit 1), as it should: the only failure allowed.
+if grep -E '^IMAGE-TEST: err\|.*pi[-_]companion' "$LOG.txt" | grep -qv 'pi-companion-update'; then
+    say "FAIL: no error from pi-companion in the journal (but the refused update's)"; fail=1
+else
+    say "ok: no error from pi-companion in the journal (but the refused update's)"
+fi
 check '^IMAGE-TEST: pi-companion.service active/running .*\(restarts: 0\)' "the daemon started once (no restart)"
-refuse '^IMAGE-TEST: failed units: .*pi-companion' "no failed pi-companion unit"
+if grep -E '^IMAGE-TEST: failed units: ' "$LOG.txt" | sed 's/pi-companion-update\.service//' | grep -q 'pi-companion'; then
+    say "FAIL: no failed pi-companion unit (but the refused update)"; fail=1
+else
+    say "ok: no failed pi-companion unit (but the refused update)"
+fi
 say "boot and checks took $took s; console log: $LOG.txt"
 (( fail == 0 )) || die "see above"
 say "PASS"

@@ -52,6 +52,11 @@ say "config $(grep '^players' /etc/pi-companion/config.toml)"
 journalctl -b -u pi-companion-web.service --no-pager -o cat | sed 's/^/IMAGE-TEST: web| /'
 journalctl -b -u pi-companion-setup.service -u pi-companion-growfs.service --no-pager -o cat \
     | sed 's/^/IMAGE-TEST: setup| /'
+# The box as its package installed it, and the update from the card at this boot (the test put
+# the card's own package in pi-companion-update/: not newer, so refused, and moved to done/).
+say "package $(dpkg-query -W -f '${Version} ${db:Status-Status}' pi-companion) unit $(systemctl show -p FragmentPath --value pi-companion.service) update-unit $(systemctl is-enabled pi-companion-update.service)"
+say "update folder: $(find /boot/firmware/pi-companion-update -maxdepth 1 -type f -printf '%f ')/ done: $(ls /boot/firmware/pi-companion-update/done 2>&1 | tr '\n' ' ')"
+journalctl -b -u pi-companion-update.service --no-pager -o cat | sed 's/^/IMAGE-TEST: update| /'
 say "gpiochip: $(ls -l /dev/gpiochip* 2>&1 | awk '{print $1, $3, $4, $NF}' | tr '\n' ';')"
 say "failed units: $(systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ')"
 journalctl -b -p err --no-pager --no-hostname -o short-monotonic | sed 's/^/IMAGE-TEST: err| /'
