@@ -63,7 +63,7 @@ def decisions(n: int, log_class: type[GameLog]) -> dict[str, Any]:
         if want[0] is not None and tuple(int(p.state) for p in leds) == want[0]:
             lit_at[0], want[0] = time.perf_counter(), None
     WatchedPin.on_change = changed
-    frames.render, real_render = (lambda view: BLANK), frames.render
+    frames.render, real_render = (lambda *_: BLANK), frames.render
     with tempfile.TemporaryDirectory(prefix="bench-durability-") as state:
         store = log_class(state)
         box = make_box(grab_bag(settle_ms=2.0, variant="standard"), factory, store=store)
@@ -106,7 +106,7 @@ def decisions(n: int, log_class: type[GameLog]) -> dict[str, Any]:
 
 def winds(n: int, log_class: type[GameLog]) -> dict[str, Any]:
     factory = JumpFactory(pin_class=WatchedPin)
-    frames.render, real_render = (lambda view: BLANK), frames.render
+    frames.render, real_render = (lambda *_: BLANK), frames.render
     config = Config(game="all-wound-up", players=PLAYERS, seed=1, sound=False)
     with tempfile.TemporaryDirectory(prefix="bench-durability-") as state:
         store = log_class(state)

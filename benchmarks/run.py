@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -340,6 +341,19 @@ def update_docs(head: str, body: str) -> bool:
     return True
 
 
+class ErrorCount(logging.Handler):
+    """Counts the ERROR records the box logs while a figure runs."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.count, self.first = 0, None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = record.getMessage() + (f" ({record.exc_info[1]!r})" if record.exc_info else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated figures: " + ", ".join(FIGURES))
@@ -357,11 +371,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown figure(s): {', '.join(unknown)}")
     results: dict[str, Any] = {"machine": machine()}
     started = time.perf_counter()
+    errors = ErrorCount()
+    logging.getLogger().addHandler(errors)
     for name in names:
         t = time.perf_counter()
         print(f"... {name}", file=sys.stderr, flush=True)
         results[name] = FIGURES[name]()
         results[name]["seconds"] = round(time.perf_counter() - t, 1)
+        if errors.first is not None:
+            # A box that logged an error measured something else than the daemon (a stale
+            # stand-in once made every turn of the loop raise): no figure from it is kept.
+            print(f"error: figure {name}: the box logged {errors.count} error(s), the first: {errors.first}",
+                  file=sys.stderr)
+            return 1
     results["machine"]["load_after"] = os.getloadavg()[0]
     results["machine"]["seconds"] = round(time.perf_counter() - started, 1)
     lines = rows(results)
