@@ -20,7 +20,8 @@ cycles, so a busy neighbour on this shared machine falls on all of them alike:
 - `off`: the web off (no hub on the loop: no snapshot is built), the daemon without `[web]`;
 - `0`: the web on, `pi-companion web` connected to the hub, no browser;
 - `50`: 50 WebSockets open on `pi-companion web`, each reading every snapshot;
-- `hub32`: the hub's own limit of clients (the web process and 31 raw socket readers).
+- `hub32`: the hub's own limit of clients (the web process's connections and as many raw
+  board readers as fill the rest).
 
 The goal: 50 clients change the loop's CPU per decision by less than 5 % (`50` against `0`).
 The fan-out is not the loop's: it hands each snapshot to the hub thread, which writes it to its
@@ -78,7 +79,9 @@ async def ws_client(i, opened, stop):
         task.cancel()
 
 async def unix_client(opened, stop):
+    from pi_companion.hub.protocol import hello
     reader, writer = await asyncio.open_unix_connection(where)
+    writer.write(hello("board"))        # a board reader, as the web process is to the hub
     if not await reader.readline():
         raise ConnectionError("the hub closed the connection")
     opened.set_result(None)
@@ -104,13 +107,14 @@ async def main():
         if line.strip() != "open":
             return
         stop, tasks = asyncio.Event(), []
+        i = 0
         try:                   # one after another (the hub's listen backlog is short)
             for i in range(n):
                 opened = loop.create_future()
                 tasks.append(asyncio.ensure_future(client(i, opened, stop)))
                 await asyncio.wait_for(opened, 30)
         except Exception as err:
-            print(f"error {type(err).__name__}: {err}", flush=True)
+            print(f"error {type(err).__name__}: {err} ({mode} client {i + 1} of {n})", flush=True)
             return
         print("open", flush=True)
         if (await loop.run_in_executor(None, sys.stdin.readline)).strip() != "close":
@@ -364,9 +368,12 @@ def measure(cycles: int, presses: int, rounds: int = 10) -> dict[str, Any]:
         snapshots = SnapshotClock(live.hub.on_draw)
         live.box.on_draw = snapshots
         sockets = Clients("ws", live.base.replace("http:", "ws:") + "/ws", 50)
-        readers = Clients("unix", str(live.hub.path), MAX_CLIENTS - 1)
+        readers = None
         try:
             rig.measure(20, 0, web_pid)                                  # warm up
+            # The web process holds hub connections of its own (its board and host roles):
+            # the readers fill what it leaves of the hub's limit.
+            readers = Clients("unix", str(live.hub.path), MAX_CLIENTS - len(live.hub.clients))
             done, per_round = 20, []
             for r in range(rounds):
                 medians: dict[str, float] = {}
@@ -410,7 +417,8 @@ def measure(cycles: int, presses: int, rounds: int = 10) -> dict[str, Any]:
                 "oled_p50_ms": round(pct(oled, 0.5), 1), "oled_p99_ms": round(pct(oled, 0.99), 1)}
         finally:
             sockets.end()
-            readers.end()
+            if readers is not None:
+                readers.end()
     results["import_ms"] = round(import_time(), 1)
     return results
 
