@@ -125,5 +125,10 @@ mmdebstrap --mode=root --variant=minbase --architectures=arm64 \
     "deb http://deb.debian.org/debian-security trixie-security main non-free-firmware" \
     "deb $MIRROR trixie-backports main non-free-firmware"
 say "root tree built in $(( $(date +%s) - start )) s"
+# apt's lock file and partial/ came in with the download cache (sync-in) and keep the cache's
+# times, which assemble.sh leaves alone (they are older than SOURCE_DATE_EPOCH): the card
+# must not depend on which cache built it.
+touch -h -d "@$SOURCE_DATE_EPOCH" "$ROOT/var/cache/apt/archives" "$ROOT/var/cache/apt/archives/lock" \
+    "$ROOT/var/cache/apt/archives/partial"
 
 bash "$HERE/assemble.sh" "$ROOT" "$OUTPUT"
