@@ -36,6 +36,11 @@ PWM_PINS: dict[int, tuple[int, int]] = {12: (0, 4), 18: (0, 2), 40: (0, 4),
 # any write to a channel whose period is 0.
 IDLE_PERIOD_NS = 2_272_727
 RETRY_S = 0.005
+# How long an exported channel's files may stay root's before the group has them. udev's rule
+# usually takes milliseconds, but at boot it works through the coldplug beside the daemon's
+# start: on an emulated Pi 3 with a busy host it took over 1 s, and the daemon fell back to the
+# software PWM for the whole session. Waited only at start, before READY=1.
+UDEV_WAIT_S = 5.0
 
 
 class PWMError(OSError):
@@ -127,7 +132,7 @@ class Channel:
     """One exported PWM channel. `tone`, `level` and `off` write only what changes; the state
     written last is kept (`period`, `duty`, `enabled`, in ns). `close` disables and unexports."""
 
-    def __init__(self, route: Route, wait_s: float = 1.0) -> None:
+    def __init__(self, route: Route, wait_s: float = UDEV_WAIT_S) -> None:
         self.route = route
         self.dir = route.chip / f"pwm{route.channel}"
         self.period, self.duty, self.enabled = 0, 0, False

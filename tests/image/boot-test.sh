@@ -129,7 +129,10 @@ refuse() { if grep -qE "$1" "$LOG.txt"; then say "FAIL: $2"; fail=1; else say "o
 check '^IMAGE-TEST: pi-companion.service active/running' "the daemon reached READY (Type=notify: active only after READY=1)"
 check '^IMAGE-TEST: web ok' "the big screen answered on port 8080"
 check '^IMAGE-TEST: gpiochip: crw-rw---- root gpio' "/dev/gpiochip0 belongs to the gpio group (the image's udev rule)"
-check '^IMAGE-TEST: gpio lines requested: 16$' "the daemon holds the pin map's 16 GPIO lines"
+# The pin map's 16 lines but GPIO18, which the PWM block drives (the piezo's tones): the udev
+# rule gave the service pwm0's files. A daemon that fell back to the software PWM holds 16.
+check '^IMAGE-TEST: daemon\| .*GPIO18: tones from the hardware PWM pwmchip0/pwm0$' "the daemon plays its tones on the hardware PWM (pwmchip0/pwm0, given to it by the udev rule)"
+check '^IMAGE-TEST: gpio lines requested: 15$' "the daemon holds the pin map's other 15 GPIO lines"
 check '^IMAGE-TEST: snapshot .*"Ann".*"Bob".*"Cy"' "the live game has the card's players (pi-companion.toml on the FAT partition)"
 check '^IMAGE-TEST: pwm: pwmchip0 npwm 2 device [0-9a-f]*20c000\.pwm driver bcm2835-pwm$' "the PWM overlay's PWM block is driven (pwm-bcm2835, /sys/class/pwm/pwmchip0)"
 check '^IMAGE-TEST: pinmux: pin 18 \(gpio18\): (device )?[0-9a-f]*20c000\.pwm' "GPIO18 is muxed to the PWM block"

@@ -45,6 +45,25 @@ for chip in /sys/class/pwm/pwmchip*; do
     say "pwm: $(basename "$chip") npwm $(cat "$chip/npwm") device $(basename "$(readlink -f "$chip/device")") driver $(basename "$(readlink -f "$chip/device/driver")")"
 done
 say "pinmux: $(grep -h '^pin 18 ' /sys/kernel/debug/pinctrl/*/pinmux-pins 2>/dev/null | head -1)"
+# The PWM udev rule at work on a real kernel and udev: a channel the service's user exports
+# becomes the gpio group's (only when the daemon holds no channel: it must not be disturbed).
+chip=/sys/class/pwm/pwmchip0
+if [ -e $chip ] && [ ! -e $chip/pwm0 ]; then
+    t0=$(cut -d' ' -f1 /proc/uptime)
+    if setpriv --reuid=pi-companion --regid=pi-companion --init-groups sh -c "echo 0 > $chip/export" 2>/dev/null; then
+        i=0
+        while [ $i -lt 600 ] && [ "$(stat -c %G $chip/pwm0/period 2>/dev/null)" != gpio ]; do
+            i=$((i + 1)); sleep 0.1
+        done
+        t1=$(cut -d' ' -f1 /proc/uptime)
+        say "pwm probe: pwm0/period $(stat -c '%G %A' $chip/pwm0/period 2>&1) $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s after the export"
+        echo 0 >$chip/unexport
+    else
+        say "pwm probe: the service's user cannot export ($(stat -c '%G %A' $chip/export))"
+    fi
+else
+    say "pwm probe: skipped (no chip, or the daemon holds pwm0)"
+fi
 # The settings from the card's FAT partition (pi-companion-setup.toml, pi-companion.toml).
 say "hostname $(hostname)"
 say "ssh $(systemctl is-active ssh.service) key $(cat /root/.ssh/authorized_keys 2>/dev/null | cut -d' ' -f3)"
