@@ -65,6 +65,10 @@ if ! command -v arch-test >/dev/null || ! arch-test arm64 >/dev/null 2>&1; then
 fi
 
 ROOT=$WORK/root
+# A build killed inside mmdebstrap leaves its chroot's /proc, /sys and /dev mounted: rm -rf
+# would walk into them. Say so instead.
+left=$(findmnt -rn -o TARGET | grep -F -- "$WORK/" | head -n 3 | tr '\n' ' ' || true)
+[[ -z $left ]] || die "mounts left below $WORK by an interrupted build: $left(umount -l them, or set IMAGE_WORK)"
 rm -rf -- "$WORK"
 mkdir -p -- "$WORK" "$CACHE/apt"
 # IMAGE_KEEP_WORK=1 keeps the tree after a failure (a rebuild of it costs the whole dpkg run).
