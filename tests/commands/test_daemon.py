@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from helpers.common import wait_for
+from helpers.common import stop_at_ready, wait_for
 from helpers.daemons import ready, receive_until, start
 
 
@@ -246,7 +246,7 @@ def test_ready_comes_after_every_pin_is_claimed_and_the_first_frame(tmp_path, mo
 
     from gpiozero import Device
 
-    from pi_companion import daemon, systemd
+    from pi_companion import daemon
     from pi_companion.hw import display as display_mod
 
     frames: list[int] = []
@@ -255,23 +255,15 @@ def test_ready_comes_after_every_pin_is_claimed_and_the_first_frame(tmp_path, mo
                         lambda self, frame, now: frames.append(1) or real_show(self, frame, now))
     at_ready: dict[str, object] = {}
 
-    latches: list = []                               # no real signal: once READY=1 has come the
-    monkeypatch.setattr(daemon.StopLatch, "install", lambda self: latches.append(self))   # test
-                                                     # wakes the main thread as SIGTERM would
-
     def claimed() -> set[str]:
         return {str(getattr(info, "name", info)) for info in Device.pin_factory._reservations}
 
-    def notify(state: str) -> bool:
-        if state == "READY=1" and not at_ready:
+    def look() -> None:
+        if not at_ready:
             at_ready["pins"] = claimed()
             at_ready["frames"] = len(frames)
-            for latch in latches:                    # stop, as systemd would, once the test has looked
-                latch.signalled = True
-                latch.set()
-        return True
 
-    monkeypatch.setattr(systemd, "notify", notify)
+    stop_at_ready(monkeypatch, look)             # stopped, as systemd would, once the test has looked
     args = argparse.Namespace(config=os.devnull, game=None, players=None,
                               pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
     previous = Device.pin_factory

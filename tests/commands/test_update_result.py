@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 
-from helpers.common import run_cli
+from helpers.common import run_cli, stop_at_ready
 
 
 def start_and_stop(tmp_path, monkeypatch) -> list[bytes]:
     """daemon.main on mock pins and the dummy display, stopped at READY=1: the frames shown."""
     from gpiozero import Device
 
-    from pi_companion import daemon, systemd
+    from pi_companion import daemon
     from pi_companion.hw import display as display_mod
 
     frames: list[bytes] = []
@@ -20,17 +20,7 @@ def start_and_stop(tmp_path, monkeypatch) -> list[bytes]:
     monkeypatch.setattr(display_mod.Display, "show",
                         lambda self, frame, now: frames.append(frame.tobytes()) or real_show(self, frame, now))
     monkeypatch.setattr(daemon, "UPDATE_SHOWN_S", 0.0)
-    latches: list = []
-    monkeypatch.setattr(daemon.StopLatch, "install", lambda self: latches.append(self))
-
-    def notify(state: str) -> bool:
-        if state == "READY=1":
-            for latch in latches:
-                latch.signalled = True
-                latch.set()
-        return True
-
-    monkeypatch.setattr(systemd, "notify", notify)
+    stop_at_ready(monkeypatch)
     args = argparse.Namespace(config=os.devnull, game=None, players=None,
                               pins="mock", display="dummy", state_dir=str(tmp_path / "state"))
     previous = Device.pin_factory

@@ -82,6 +82,27 @@ def replay(data: dict[str, Any]) -> dict[str, Any]:
     return run_scenario(load_scenario(json.loads(json.dumps(data))))
 
 
+def stop_at_ready(monkeypatch, look=None):
+    """`daemon.main` stops as systemd would stop it, once it has sent READY=1: no real signal
+    (the latch is not installed), the main thread is woken as by SIGTERM. `look()`, if given,
+    runs at the READY=1 call itself, before the stop."""
+    from pi_companion import daemon, systemd
+
+    latches: list = []
+    monkeypatch.setattr(daemon.StopLatch, "install", lambda self: latches.append(self))
+
+    def notify(state: str) -> bool:
+        if state == "READY=1":
+            if look is not None:
+                look()
+            for latch in latches:
+                latch.signalled = True
+                latch.set()
+        return True
+
+    monkeypatch.setattr(systemd, "notify", notify)
+
+
 def daemon_in_a_thread(monkeypatch, args):
     """`daemon.main(args)` as systemd runs it, on a thread of the test (its signal latch is not
     installed: that needs the main thread). A context manager giving (thread, result): `result`
